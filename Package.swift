@@ -1,0 +1,106 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+/// One set of Swift settings for every target: Swift 6 language mode (strict
+/// concurrency) plus the upcoming features we rely on.
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "pacer",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "pacer", targets: ["pacer"]),
+        .library(name: "Mosquitto", targets: ["Mosquitto"]),
+        .library(name: "PacerCore", targets: ["PacerCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+    ],
+    targets: [
+        // libmosquitto, the C MQTT client, from the system (apt: libmosquitto-dev).
+        .systemLibrary(
+            name: "CMosquitto",
+            pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
+        ),
+        // Our Swift MQTT client: the only importer of CMosquitto.
+        .target(
+            name: "Mosquitto",
+            dependencies: ["CMosquitto"],
+            swiftSettings: swiftSettings
+        ),
+        // The timer core: specs, programs, the state machine. Pure: no I/O, no clock.
+        .target(
+            name: "PacerCore",
+            swiftSettings: swiftSettings
+        ),
+        // SQLite persistence (GRDB).
+        .target(
+            name: "PacerStore",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The daemon: configuration, services, scheduler, topic API, wiring.
+        .target(
+            name: "PacerNode",
+            dependencies: [
+                "Mosquitto", "PacerCore", "PacerStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "HeapModule", package: "swift-collections"),
+                .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The command-line tool: `pacer run`, `pacer check-config`, ...
+        .executableTarget(
+            name: "pacer",
+            dependencies: [
+                "PacerNode",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Test helpers: start and stop real mosquitto brokers, free ports, temp dirs.
+        .target(
+            name: "PacerTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MosquittoTests",
+            dependencies: ["Mosquitto", "PacerTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PacerCoreTests",
+            dependencies: [
+                "PacerCore",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PacerStoreTests",
+            dependencies: ["PacerStore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PacerNodeTests",
+            dependencies: ["PacerNode", "Mosquitto", "PacerCore", "PacerStore", "PacerTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)
