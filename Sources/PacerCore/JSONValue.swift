@@ -1,0 +1,174 @@
+/// A JSON value: what commands, specs, events and snapshots are made of.
+///
+/// Encodes cleanly through any `Encoder`: integral numbers within the Int64 range are
+/// encoded as integers (`42`, never `42.0`).
+public enum JSONValue: Sendable, Hashable, Codable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Int64.self) {
+            self = .number(Double(value))
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else if let value = try? container.decode([String: JSONValue].self) {
+            self = .object(value)
+        } else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a JSON value")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let value): try container.encode(value)
+        case .number(let value):
+            if let integer = JSONValue.exactInt64(value) {
+                try container.encode(integer)
+            } else {
+                try container.encode(value)
+            }
+        case .string(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        }
+    }
+
+    /// The Int64 equal to `value`, when it is integral and within range.
+    static func exactInt64(_ value: Double) -> Int64? {
+        guard value.isFinite, value.rounded(.towardZero) == value,
+              value >= -9_223_372_036_854_775_808.0, value < 9_223_372_036_854_775_808.0
+        else { return nil }
+        return Int64(value)
+    }
+}
+
+// MARK: - Accessors
+
+extension JSONValue {
+    /// The member named `key` of an object; nil for a missing key or a non-object.
+    public subscript(key: String) -> JSONValue? {
+        if case .object(let members) = self { return members[key] }
+        return nil
+    }
+
+    /// The element at `index` of an array; nil when out of range or not an array.
+    public subscript(index: Int) -> JSONValue? {
+        if case .array(let elements) = self, elements.indices.contains(index) { return elements[index] }
+        return nil
+    }
+
+    public var string: String? { if case .string(let value) = self { return value }; return nil }
+    public var bool: Bool? { if case .bool(let value) = self { return value }; return nil }
+    public var double: Double? { if case .number(let value) = self { return value }; return nil }
+    /// The number as an Int64 when it is integral and in range.
+    public var int64: Int64? { if case .number(let value) = self { return JSONValue.exactInt64(value) }; return nil }
+    /// The number as an Int when it is integral and in range.
+    public var int: Int? { int64.flatMap { Int(exactly: $0) } }
+    public var array: [JSONValue]? { if case .array(let value) = self { return value }; return nil }
+    public var object: [String: JSONValue]? { if case .object(let value) = self { return value }; return nil }
+    public var isNull: Bool { if case .null = self { return true }; return false }
+
+    /// A JSON number from an integer.
+    public static func int<T: BinaryInteger>(_ value: T) -> JSONValue { .number(Double(value)) }
+    /// `.number` for a value, `.null` for nil.
+    public static func optional<T: BinaryInteger>(_ value: T?) -> JSONValue { value.map { .number(Double($0)) } ?? .null }
+    /// `.string` for a value, `.null` for nil.
+    public static func optional(_ value: String?) -> JSONValue { value.map { .string($0) } ?? .null }
+}
+
+// MARK: - Literals
+
+extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
+    ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
+{
+    public init(nilLiteral: ()) { self = .null }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(integerLiteral value: Int64) { self = .number(Double(value)) }
+    public init(floatLiteral value: Double) { self = .number(value) }
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        var members: [String: JSONValue] = [:]
+        for (key, value) in elements { members[key] = value }
+        self = .object(members)
+    }
+}
+
+// MARK: - Text
+
+extension JSONValue: CustomStringConvertible {
+    /// Compact JSON text with keys sorted (deterministic; for logs, messages and tests).
+    public var description: String {
+        var out = ""
+        write(to: &out)
+        return out
+    }
+
+    func write(to out: inout String) {
+        switch self {
+        case .null: out += "null"
+        case .bool(let value): out += value ? "true" : "false"
+        case .number(let value):
+            if let integer = JSONValue.exactInt64(value) {
+                out += String(integer)
+            } else if value.isFinite {
+                out += "\(value)"
+            } else {
+                out += "null"
+            }
+        case .string(let value): JSONValue.writeString(value, to: &out)
+        case .array(let elements):
+            out += "["
+            for (index, element) in elements.enumerated() {
+                if index > 0 { out += "," }
+                element.write(to: &out)
+            }
+            out += "]"
+        case .object(let members):
+            out += "{"
+            for (index, key) in members.keys.sorted().enumerated() {
+                if index > 0 { out += "," }
+                JSONValue.writeString(key, to: &out)
+                out += ":"
+                members[key]!.write(to: &out)
+            }
+            out += "}"
+        }
+    }
+
+    static func writeString(_ value: String, to out: inout String) {
+        out += "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        out += "\""
+    }
+}

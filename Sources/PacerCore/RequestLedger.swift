@@ -1,0 +1,71 @@
+/// Deduplication of request ids (SPEC §3): remembers the first reply to each id for
+/// `windowMs` (default 10 min), keeping at most `capacity` ids (the oldest are evicted).
+///
+/// Usage: `if let reply = ledger.reply(for: id, now: now) { answer reply } else { apply;
+/// ledger.record(id: id, reply: reply, now: now) }`.
+public struct RequestLedger: Sendable, Codable, Equatable {
+    public let windowMs: Millis
+    public let capacity: Int
+    private var replies: [String: Entry] = [:]
+    /// Ids in recording order; `head` is the first live element.
+    private var order: [String] = []
+    private var head = 0
+
+    struct Entry: Sendable, Codable, Equatable {
+        var reply: JSONValue
+        var atMs: Millis
+    }
+
+    public init(windowMs: Millis = 600_000, capacity: Int = 10_000) {
+        self.windowMs = windowMs
+        self.capacity = max(1, capacity)
+    }
+
+    /// Number of remembered ids.
+    public var count: Int { replies.count }
+
+    /// The first reply recorded for `id` within the window, if any.
+    public mutating func reply(for id: String, now: Millis) -> JSONValue? {
+        purge(now: now)
+        return replies[id]?.reply
+    }
+
+    /// Records the reply to `id` (a second record of a known id keeps the first reply).
+    public mutating func record(id: String, reply: JSONValue, now: Millis) {
+        purge(now: now)
+        guard replies[id] == nil else { return }
+        replies[id] = Entry(reply: reply, atMs: now)
+        order.append(id)
+        while replies.count > capacity { evictOldest() }
+        compact()
+    }
+
+    private mutating func purge(now: Millis) {
+        while head < order.count {
+            let id = order[head]
+            guard let entry = replies[id] else { head += 1; continue }
+            if now.saturatingAdd(-entry.atMs) >= windowMs {
+                replies[id] = nil
+                head += 1
+            } else {
+                break
+            }
+        }
+        compact()
+    }
+
+    private mutating func evictOldest() {
+        while head < order.count {
+            let id = order[head]
+            head += 1
+            if replies.removeValue(forKey: id) != nil { return }
+        }
+    }
+
+    private mutating func compact() {
+        if head > 64 && head * 2 > order.count {
+            order.removeFirst(head)
+            head = 0
+        }
+    }
+}

@@ -1,0 +1,128 @@
+/// What a command asks a timer to do.
+public enum TimerOperation: Sendable, Equatable {
+    /// Start from the beginning. `spec` (when given) replaces the timer's spec; `startAt`
+    /// in the future schedules the start; `restart` allows starting over a running or
+    /// paused timer.
+    case start(spec: TimerSpec?, startAt: Millis?, restart: Bool)
+    case pause, resume, toggle, cancel, reset, finish, skip, back, ack
+    /// ±N seconds on the current segment.
+    case adjust(seconds: Int)
+    /// An expired timer runs again for N seconds, then expires again.
+    case snooze(seconds: Int)
+
+    /// Snooze length when none is given (`snooze` as a plain word): 60 s.
+    public static let defaultSnoozeSeconds = 60
+
+    /// The action word of the SPEC (`start`, `pause`, ..., `adjust`, `snooze`).
+    public var action: String {
+        switch self {
+        case .start: "start"
+        case .pause: "pause"
+        case .resume: "resume"
+        case .toggle: "toggle"
+        case .cancel: "cancel"
+        case .reset: "reset"
+        case .finish: "finish"
+        case .skip: "skip"
+        case .back: "back"
+        case .ack: "ack"
+        case .adjust: "adjust"
+        case .snooze: "snooze"
+        }
+    }
+
+    /// Parses a plain-word command of a timer's `cmd` topic: `start`, `pause`, `resume`,
+    /// `toggle`, `cancel`, `reset`, `finish`, `skip`, `back`, `ack`, `snooze` (60 s),
+    /// `snooze 120`, `+30`, `-10`. Nil for anything else.
+    public init?(word: String) {
+        let text = word.filter { !$0.isWhitespace || $0 == " " }.lowercased()
+        let trimmed = String(text.drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
+        let parts = trimmed.split(separator: " ")
+        if parts.count == 2, parts[0] == "snooze", let seconds = Int(parts[1]) {
+            self = .snooze(seconds: seconds)
+            return
+        }
+        if parts.count == 2, parts[0] == "adjust", let seconds = Int(parts[1]) {
+            self = .adjust(seconds: seconds)
+            return
+        }
+        guard parts.count == 1 else { return nil }
+        let single = parts[0]
+        if single.first == "+" || single.first == "-", let seconds = Int(single.dropFirst()) {
+            self = .adjust(seconds: single.first == "-" ? -seconds : seconds)
+            return
+        }
+        switch single {
+        case "start": self = .start(spec: nil, startAt: nil, restart: false)
+        case "restart": self = .start(spec: nil, startAt: nil, restart: true)
+        case "pause": self = .pause
+        case "resume": self = .resume
+        case "toggle": self = .toggle
+        case "cancel": self = .cancel
+        case "reset": self = .reset
+        case "finish": self = .finish
+        case "skip": self = .skip
+        case "back": self = .back
+        case "ack": self = .ack
+        case "snooze": self = .snooze(seconds: TimerOperation.defaultSnoozeSeconds)
+        default: return nil
+        }
+    }
+}
+
+/// A command to one timer, with the instant the person acted and an optional revision guard.
+public struct TimerCommand: Sendable, Equatable {
+    public var operation: TimerOperation
+    /// When the person pressed the button (node timeline); clamped to the lag window.
+    public var at: Millis?
+    /// Reject with `revision_conflict` unless the timer is at this revision.
+    public var ifRevision: Int?
+
+    public init(operation: TimerOperation, at: Millis? = nil, ifRevision: Int? = nil) {
+        self.operation = operation
+        self.at = at
+        self.ifRevision = ifRevision
+    }
+
+    public init(_ operation: TimerOperation, at: Millis? = nil, ifRevision: Int? = nil) {
+        self.init(operation: operation, at: at, ifRevision: ifRevision)
+    }
+}
+
+/// Why a command was refused. A refused command changed nothing.
+public struct CommandError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Code: String, Sendable, Codable, CaseIterable {
+        /// The command does not apply to the timer's status (pause an idle timer).
+        case invalidState = "invalid_state"
+        /// `if_revision` did not match.
+        case revisionConflict = "revision_conflict"
+        /// A bad argument (adjust by 0 s, snooze for 8 days).
+        case invalidArgument = "invalid_argument"
+        /// The spec does not validate.
+        case invalidSpec = "invalid_spec"
+        /// Malformed command (not JSON, wrong types, unknown action) — for the node.
+        case malformed
+        /// Unknown timer — for the node.
+        case notFound = "not_found"
+        /// Timer id already in use — for the node.
+        case alreadyExists = "already_exists"
+        /// A node limit (too many timers, payload too large) — for the node.
+        case limitExceeded = "limit_exceeded"
+        /// Something went wrong inside the node (storage) — for the node.
+        case `internal`
+    }
+
+    public var code: Code
+    /// A sentence a person can act on: `cannot pause timer 'kitchen': it is idle; start it first`.
+    public var message: String
+
+    public init(code: Code, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+
+    /// `{"code": ..., "message": ...}` as in the reply of SPEC §3.
+    public var json: JSONValue { ["code": .string(code.rawValue), "message": .string(message)] }
+}

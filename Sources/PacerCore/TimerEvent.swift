@@ -1,0 +1,151 @@
+/// Types of timer events (SPEC §3 plus `scheduled`, `reset`, `rewound`, `snoozed`).
+public enum EventType: String, Sendable, Codable, CaseIterable {
+    /// A run started (`start`, or a scheduled start falling due). Carries the first segment.
+    case started
+    /// The running timer entered the next segment by itself (or a stopwatch its overtime).
+    case phase
+    /// `cue` seconds before a timed segment ends.
+    case countdown
+    /// Half of a work or countdown segment is done.
+    case halfway
+    case paused
+    case resumed
+    /// `adjust`: `seconds` added (negative: removed).
+    case adjusted
+    /// `skip`: carries the segment now current.
+    case skipped
+    /// The last segment ended on a timer with `ack`.
+    case expired
+    /// Repeats every alert interval while expired.
+    case alert
+    /// `ack` of an expired timer (followed by `finished`).
+    case acknowledged
+    /// The run is over; `reason` says why, `finished_at` when.
+    case finished
+    case cancelled
+    /// `start` with a future `start_at`.
+    case scheduled
+    /// `reset` (or `toggle` on a scheduled timer): back to idle.
+    case reset
+    /// `back`: carries the segment now current, restarted.
+    case rewound
+    /// `snooze`: `seconds` of extra time after expiry.
+    case snoozed
+}
+
+/// Something that happened to a timer, with the instant it was due.
+public struct TimerEvent: Sendable, Codable, Equatable {
+    public var type: EventType
+    /// The timer id.
+    public var timer: String
+    /// The timer's revision after the event.
+    public var revision: Int
+    /// When it was due (displays schedule beeps on this).
+    public var dueMs: Millis
+    /// When the node emitted it.
+    public var atMs: Millis
+    public var phase: Phase?
+    public var label: String?
+    public var round: Int?
+    public var set: Int?
+    /// Seconds left, for `countdown`.
+    public var cue: Int?
+    /// How late the event is, when more than the lag window (a restore after downtime).
+    public var lateMs: Millis?
+    /// For `finished`: when the run finished.
+    public var finishedAtMs: Millis?
+    /// For `adjusted` and `snoozed`.
+    public var seconds: Int?
+    /// For `finished`.
+    public var reason: FinishReason?
+    /// For `scheduled`: when the timer will start.
+    public var startAtMs: Millis?
+
+    public init(
+        type: EventType, timer: String, revision: Int, dueMs: Millis, atMs: Millis,
+        phase: Phase? = nil, label: String? = nil, round: Int? = nil, set: Int? = nil, cue: Int? = nil,
+        lateMs: Millis? = nil, finishedAtMs: Millis? = nil, seconds: Int? = nil, reason: FinishReason? = nil,
+        startAtMs: Millis? = nil
+    ) {
+        self.type = type
+        self.timer = timer
+        self.revision = revision
+        self.dueMs = dueMs
+        self.atMs = atMs
+        self.phase = phase
+        self.label = label
+        self.round = round
+        self.set = set
+        self.cue = cue
+        self.lateMs = lateMs
+        self.finishedAtMs = finishedAtMs
+        self.seconds = seconds
+        self.reason = reason
+        self.startAtMs = startAtMs
+    }
+
+    /// The event payload of SPEC §3: `{"type","timer","revision","due_ms","at_ms", ...}`
+    /// with only the fields that apply; `finished` has `finished_at` (ISO 8601) and
+    /// `finished_at_ms`; `scheduled` has `start_at` and `start_at_ms`.
+    public var json: JSONValue {
+        var object: [String: JSONValue] = [
+            "type": .string(type.rawValue),
+            "timer": .string(timer),
+            "revision": .int(revision),
+            "due_ms": .int(dueMs),
+            "at_ms": .int(atMs),
+        ]
+        if let phase { object["phase"] = .string(phase.rawValue) }
+        if let label { object["label"] = .string(label) }
+        if let round { object["round"] = .int(round) }
+        if let set { object["set"] = .int(set) }
+        if let cue { object["cue"] = .int(cue) }
+        if let lateMs { object["late_ms"] = .int(lateMs) }
+        if let finishedAtMs {
+            object["finished_at"] = .string(iso8601(ms: finishedAtMs))
+            object["finished_at_ms"] = .int(finishedAtMs)
+        }
+        if let seconds { object["seconds"] = .int(seconds) }
+        if let reason { object["reason"] = .string(reason.rawValue) }
+        if let startAtMs {
+            object["start_at"] = .string(iso8601(ms: startAtMs))
+            object["start_at_ms"] = .int(startAtMs)
+        }
+        return .object(object)
+    }
+
+    /// Whether this event type is a cue (a beep that is worthless when late):
+    /// `countdown`, `halfway`, `alert`.
+    public var isCue: Bool {
+        switch type {
+        case .countdown, .halfway, .alert: true
+        case .started, .phase, .paused, .resumed, .adjusted, .skipped, .expired, .acknowledged, .finished,
+             .cancelled, .scheduled, .reset, .rewound, .snoozed: false
+        }
+    }
+
+    /// The late-event rule applied to everything `advance(to:)` and `handle` return.
+    ///
+    /// An event is stale when `now - dueMs > lagWindowMs`. Stale cues (`countdown`,
+    /// `halfway`, `alert`) are dropped; stale `phase` events are collapsed into the
+    /// latest stale one; every other stale event (`started`, `expired`, `finished`, ...)
+    /// is kept. Kept stale events get `lateMs = now - dueMs`. Every event gets `atMs = now`.
+    public static func collapsingStale(_ events: [TimerEvent], now: Millis, lagWindowMs: Millis) -> [TimerEvent] {
+        func isStale(_ event: TimerEvent) -> Bool { now.saturatingAdd(-event.dueMs) > lagWindowMs }
+        let lastStalePhase = events.lastIndex { $0.type == .phase && isStale($0) }
+        var out: [TimerEvent] = []
+        out.reserveCapacity(events.count)
+        for (index, var event) in events.enumerated() {
+            event.atMs = now
+            if isStale(event) {
+                if event.isCue { continue }
+                if event.type == .phase && index != lastStalePhase { continue }
+                event.lateMs = now - event.dueMs
+            } else {
+                event.lateMs = nil
+            }
+            out.append(event)
+        }
+        return out
+    }
+}

@@ -1,0 +1,114 @@
+/// The state of a timer at one instant: every field of SPEC §3's state snapshot, plus the
+/// plain values of the `remaining` and `display` topics.
+///
+/// `segment` is 1-based (`segment` of `segments`). Idle and scheduled timers show their
+/// first segment at full length.
+public struct TimerSnapshot: Sendable, Equatable {
+    public var id: String
+    public var name: String
+    public var kind: TimerKind
+    public var status: TimerStatus
+    public var phase: Phase
+    /// The current segment's label (exercise).
+    public var label: String?
+    /// The next labelled segment's label (next exercise).
+    public var nextLabel: String?
+    public var round: Int
+    public var rounds: Int
+    public var set: Int
+    public var sets: Int
+    /// 1-based index of the current segment.
+    public var segment: Int
+    public var segments: Int
+    /// Duration of the current segment including adjustments; nil when open-ended.
+    public var segmentDurationMs: Millis?
+    /// Time left in the current segment; nil when open-ended. 0 when expired or finished.
+    public var remainingMs: Millis?
+    /// Running time since the start, pauses excluded.
+    public var elapsedMs: Millis
+    /// Time spent in the current segment (pauses excluded).
+    public var segmentElapsedMs: Millis
+    /// Time left in the whole program; nil when any remaining segment is open-ended.
+    public var totalRemainingMs: Millis?
+    /// Progress through the current segment, 0...1 (0 when open-ended).
+    public var progress: Double
+    /// Progress through the whole program, 0...1 (nil when open-ended).
+    public var totalProgress: Double?
+    /// When the current segment ends; only while running a timed segment.
+    public var endsAtMs: Millis?
+    /// When the current segment (virtually) started, pauses excluded; only while running.
+    /// A display counting up (a stopwatch) counts from here.
+    public var segmentStartedAtMs: Millis?
+    /// When the run started; nil when idle or scheduled.
+    public var startedAtMs: Millis?
+    /// When a scheduled timer will start.
+    public var startAtMs: Millis?
+    public var revision: Int
+    /// The instant the snapshot describes.
+    public var asOfMs: Millis
+    /// Whole seconds left in the segment, rounded up; a stopwatch (or an open-ended
+    /// segment): whole seconds elapsed, rounded down. The `remaining` topic.
+    public var remainingSeconds: Int64
+    /// `remainingSeconds` as clock text: `0:42`, `12:05`, `1:02:03`. The `display` topic.
+    public var display: String
+    /// A stopwatch past its target.
+    public var overtime: Bool
+    /// The display counts up (stopwatch or open-ended segment).
+    public var countsUp: Bool
+    /// The preset the spec came from.
+    public var preset: String?
+    /// Heart rate (bpm), filled by the node; nil when unknown or stale.
+    public var hr: Int?
+    public var hrAgeMs: Millis?
+    /// Heart-rate zone 1...5, filled by the node.
+    public var hrZone: Int?
+
+    /// The retained state payload: snake_case keys of SPEC §3. `ends_at` (ISO 8601 UTC
+    /// with ms) and `ends_at_ms` are absent when not running; nullable fields are present
+    /// as null.
+    public var json: JSONValue {
+        var object: [String: JSONValue] = [
+            "id": .string(id),
+            "name": .string(name),
+            "kind": .string(kind.rawValue),
+            "status": .string(status.rawValue),
+            "phase": .string(phase.rawValue),
+            "label": .optional(label),
+            "next_label": .optional(nextLabel),
+            "round": .int(round),
+            "rounds": .int(rounds),
+            "set": .int(set),
+            "sets": .int(sets),
+            "segment": .int(segment),
+            "segments": .int(segments),
+            "segment_duration_ms": .optional(segmentDurationMs),
+            "remaining_ms": .optional(remainingMs),
+            "elapsed_ms": .int(elapsedMs),
+            "segment_elapsed_ms": .int(segmentElapsedMs),
+            "total_remaining_ms": .optional(totalRemainingMs),
+            "progress": .number(progress),
+            "total_progress": totalProgress.map { .number($0) } ?? .null,
+            "started_at_ms": .optional(startedAtMs),
+            "revision": .int(revision),
+            "as_of_ms": .int(asOfMs),
+            "remaining": .int(remainingSeconds),
+            "display": .string(display),
+            "overtime": .bool(overtime),
+            "counts_up": .bool(countsUp),
+            "preset": .optional(preset),
+            "hr": .optional(hr),
+            "hr_age_ms": .optional(hrAgeMs),
+            "hr_zone": .optional(hrZone),
+        ]
+        if let endsAtMs {
+            object["ends_at"] = .string(iso8601(ms: endsAtMs))
+            object["ends_at_ms"] = .int(endsAtMs)
+        }
+        if let segmentStartedAtMs { object["segment_started_at_ms"] = .int(segmentStartedAtMs) }
+        if let startAtMs {
+            object["start_at"] = .string(iso8601(ms: startAtMs))
+            object["start_at_ms"] = .int(startAtMs)
+        }
+        return .object(object)
+    }
+}
