@@ -1,0 +1,270 @@
+import CMosquitto
+import Foundation
+
+/// An MQTT client over libmosquitto, for Swift concurrency.
+///
+/// ```swift
+/// let client = try MQTTClient(configuration: .v5(host: "127.0.0.1", clientID: "pacer-gym"))
+/// try await client.connect()
+/// try await client.subscribe(to: "pacer/gym/cmd", qos: .atLeastOnce)
+/// try await client.publish(to: "pacer/gym/status", string: "online", qos: .atLeastOnce, retain: true)
+/// for await message in client.messages { ... }
+/// await client.disconnect()
+/// ```
+///
+/// After ``connect()`` succeeds the client stays connected by itself: on a lost
+/// connection it reconnects with capped backoff (``MQTTReconnectPolicy``), sends the MQTT 5
+/// session expiry again, and redoes every subscription; ``connectionEvents`` tells what
+/// happens. ``disconnect()`` ends it for good.
+///
+/// Threading: `@unchecked Sendable` is sound because the class has no mutable stored
+/// state of its own: it holds one immutable reference to `MQTTClientCore`, whose
+/// invariants (documented there) make every method safe to call from any task or thread
+/// at any time: libmosquitto is configured completely in `init` before any thread
+/// exists; afterwards API calls only use libmosquitto's thread-safe queueing functions;
+/// connecting and `mosquitto_loop` run on the client's own network thread; callbacks are
+/// static C functions that copy their data and yield; `mosquitto_destroy` runs exactly once,
+/// when no call is inside the handle and the network thread has returned. No user closure
+/// ever reaches C, so no callback can run on, or hop to, the main actor.
+public final class MQTTClient: @unchecked Sendable {
+    private let core: MQTTClientCore
+
+    /// The configuration the client was made with.
+    public var configuration: MQTTConfiguration { core.configuration }
+
+    /// Creates a client and configures libmosquitto (will, credentials, protocol version,
+    /// TLS, callbacks). Does not connect.
+    ///
+    /// - Throws: ``MQTTError`` with `.invalidArgument` for a configuration libmosquitto would
+    ///   reject (empty client id, keep-alive under 5 s, ...), `.tls` for unreadable TLS files.
+    public init(configuration: MQTTConfiguration) throws(MQTTError) {
+        core = try MQTTClientCore(configuration: configuration)
+    }
+
+    deinit {
+        // Without disconnect(): stop the network thread and let the last one out destroy
+        // the handle (no waiting in deinit).
+        let action = core.state.withLock { $0.shutdownRequested() }
+        let error = MQTTError(.shutdown, "the client was deallocated")
+        for waiter in action.waiters { waiter.fulfil(.failure(error)) }
+        for waiter in action.ackWaiters { waiter.fulfil(.failure(error)) }
+        if action.threadExit != nil {
+            _ = mosquitto_disconnect(core.mosq)  // the thread is alive, so the handle is too
+            core.wakeNetworkThread()
+        }
+        if action.destroy { mosquitto_destroy(core.mosq) }
+        core.finishStreams()
+    }
+
+    /// Every message received on any subscription. One consumer; ends at shutdown.
+    public var messages: MQTTMessages { MQTTMessages(core.messages) }
+
+    /// Connection events: connected, disconnected (then reconnecting), refused, loop exited.
+    /// One consumer; ends at shutdown.
+    public var connectionEvents: MQTTConnectionEvents { MQTTConnectionEvents(core.events) }
+
+    /// Whether the broker has accepted the current connection.
+    public var isConnected: Bool { core.state.withLock { $0.isConnected } }
+
+    /// Connects and returns once the broker accepted the connection (the first CONNACK).
+    ///
+    /// Connection failures that may pass (nothing listening yet, connection reset) are
+    /// retried with the reconnect policy until ``MQTTConfiguration/connectTimeout``. From
+    /// then on the client reconnects by itself. Calling it while connected returns at once.
+    ///
+    /// - Throws: ``MQTTError``: `.badCredentials` / `.notAuthorized` (or another refusal code)
+    ///   as soon as the broker refuses the CONNECT, without retrying; `.tls` when the TLS
+    ///   handshake fails; `.timeout` (with the last error) when no connection was made in
+    ///   time; `.shutdown` after ``disconnect()``.
+    public func connect() async throws(MQTTError) {
+        let timeout = core.configuration.connectTimeout
+        let started = ContinuousClock.now
+        while true {
+            let waiter = OneShot<Result<Void, MQTTError>>()
+            let action = core.state.withLock { $0.connectRequested(waiter) }
+            let token: UInt64
+            switch action {
+            case .succeed:
+                return
+            case .fail(let error):
+                throw error
+            case .waitForThreadExit(let exit):
+                // An earlier, abandoned attempt is still unwinding; wait for it (bounded).
+                let remaining = timeout - (ContinuousClock.now - started)
+                guard remaining > .zero else { throw core.state.withLock { $0.timeoutError(after: timeout) } }
+                await exit.wait(timeout: remaining, timeoutValue: (), cancelValue: ())
+                continue
+            case .wait(let t):
+                token = t
+            case .startThreadAndWait(let t):
+                token = t
+                core.startNetworkThread()
+            }
+            let remaining = max(timeout - (ContinuousClock.now - started), .milliseconds(1))
+            let timedOut = MQTTError(.timeout, "")
+            let cancelled = MQTTError(.other, "connect() was cancelled")
+            let result = await waiter.wait(
+                timeout: remaining, timeoutValue: .failure(timedOut), cancelValue: .failure(cancelled))
+            switch result {
+            case .success:
+                return
+            case .failure(let error) where error == timedOut || error == cancelled:
+                let (wake, message) = core.state.withLock { state in
+                    (state.connectAbandoned(token: token), state.timeoutError(after: timeout))
+                }
+                if wake { core.wakeNetworkThread() }
+                throw error == cancelled ? cancelled : message
+            case .failure(let error):
+                throw error
+            }
+        }
+    }
+
+    /// Publishes a message.
+    ///
+    /// Returns once libmosquitto has queued it: QoS 0 needs a connection (else
+    /// `.notConnected`); QoS 1 and 2 messages made while disconnected are kept in memory
+    /// and sent after the reconnect (lost if the process ends first).
+    ///
+    /// - Parameters:
+    ///   - topic: the topic name (no wildcards).
+    ///   - payload: the bytes to send (may be empty; an empty retained message clears the
+    ///     retained message of the topic).
+    ///   - qos: the quality of service.
+    ///   - retain: whether the broker keeps it as the topic's retained message.
+    ///   - properties: MQTT 5 properties (ignored with MQTT 3.1.1).
+    /// - Throws: ``MQTTError``: `.invalidArgument` for a bad topic or payload,
+    ///   `.notConnected`, `.shutdown`.
+    public func publish(
+        to topic: String, payload: [UInt8], qos: MQTTQoS = .atMostOnce, retain: Bool = false,
+        properties: MQTTProperties = .none
+    ) async throws(MQTTError) {
+        try Self.checkTopicName(topic)
+        guard payload.count <= Int(Int32.max) else {
+            throw MQTTError(.invalidArgument, "the payload of \(payload.count) bytes is too large for MQTT")
+        }
+        let version = core.configuration.version
+        try core.withHandle { mosq throws(MQTTError) in
+            var list: OpaquePointer?
+            if version == .v5 { list = try properties.makePropertyList() }
+            defer { mosquitto_property_free_all(&list) }
+            let (rc, savedErrno) = payload.withUnsafeBytes { bytes in
+                let rc = mosquitto_publish_v5(
+                    mosq, nil, topic, Int32(bytes.count), bytes.baseAddress, qos.rawValue, retain, list)
+                return (rc, errno)
+            }
+            if rc != MOSQ_ERR_SUCCESS.rawValue {
+                throw MQTTError.mosquitto(rc, errno: savedErrno, "publishing to \(topic)")
+            }
+        }
+    }
+
+    /// Publishes a UTF-8 text message; see ``publish(to:payload:qos:retain:properties:)``.
+    public func publish(
+        to topic: String, string: String, qos: MQTTQoS = .atMostOnce, retain: Bool = false,
+        properties: MQTTProperties = .none
+    ) async throws(MQTTError) {
+        try await publish(to: topic, payload: Array(string.utf8), qos: qos, retain: retain, properties: properties)
+    }
+
+    /// Subscribes to a topic filter and remembers it: every reconnect subscribes again.
+    ///
+    /// When connected, returns once the broker acknowledged it (SUBACK), or once the
+    /// connection dropped first (it is redone on reconnect). When not connected, returns
+    /// at once; the subscription is made on the next connection.
+    ///
+    /// - Throws: ``MQTTError``: `.invalidArgument` for a bad filter, `.notAuthorized` when
+    ///   the broker refuses it (then it is forgotten), `.shutdown`.
+    public func subscribe(to topicFilter: String, qos: MQTTQoS = .atLeastOnce) async throws(MQTTError) {
+        try Self.checkTopicFilter(topicFilter)
+        let waiter = OneShot<Result<Void, MQTTError>>()
+        let sent = try core.withHandle { mosq throws(MQTTError) -> Bool in
+            guard core.state.withLock({ $0.subscriptionAdded(topicFilter, qos: qos) }) else { return false }
+            var messageID: Int32 = 0
+            let rc = mosquitto_subscribe_v5(mosq, &messageID, topicFilter, qos.rawValue, 0, nil)
+            if rc == MOSQ_ERR_NO_CONN.rawValue { return false }
+            if rc != MOSQ_ERR_SUCCESS.rawValue {
+                throw MQTTError.mosquitto(rc, errno: errno, "subscribing to \(topicFilter)")
+            }
+            core.state.withLock { $0.awaitAcknowledgement(of: messageID, waiter) }
+            return true
+        }
+        guard sent else { return }
+        let result = await waiter.wait()
+        if case .failure(let error) = result {
+            if error.code != .shutdown { _ = core.state.withLock { $0.subscriptionRemoved(topicFilter) } }
+            throw error
+        }
+    }
+
+    /// Unsubscribes from a topic filter and forgets it (reconnects no longer subscribe).
+    ///
+    /// When connected, returns once the broker acknowledged it (UNSUBACK) or the
+    /// connection dropped.
+    ///
+    /// - Throws: ``MQTTError``: `.invalidArgument`, `.shutdown`.
+    public func unsubscribe(from topicFilter: String) async throws(MQTTError) {
+        try Self.checkTopicFilter(topicFilter)
+        let waiter = OneShot<Result<Void, MQTTError>>()
+        let sent = try core.withHandle { mosq throws(MQTTError) -> Bool in
+            guard core.state.withLock({ $0.subscriptionRemoved(topicFilter) }) else { return false }
+            var messageID: Int32 = 0
+            let rc = mosquitto_unsubscribe_v5(mosq, &messageID, topicFilter, nil)
+            if rc == MOSQ_ERR_NO_CONN.rawValue { return false }
+            if rc != MOSQ_ERR_SUCCESS.rawValue {
+                throw MQTTError.mosquitto(rc, errno: errno, "unsubscribing from \(topicFilter)")
+            }
+            core.state.withLock { $0.awaitAcknowledgement(of: messageID, waiter) }
+            return true
+        }
+        guard sent else { return }
+        try await waiter.wait().get()
+    }
+
+    /// Disconnects cleanly and releases libmosquitto: sends DISCONNECT (MQTT 5 reason 0:
+    /// the will is not published and the session is kept for its expiry interval), waits
+    /// for the network thread to stop, then destroys the handle; all of it bounded by
+    /// ``MQTTConfiguration/shutdownTimeout``. Finishes ``messages`` and ``connectionEvents``.
+    /// Idempotent. If the network thread is stuck in a blocking call (a DNS lookup or TCP
+    /// connect to an unreachable host), it returns at the bound and the thread destroys
+    /// the handle itself when that call returns.
+    public func disconnect() async {
+        let action = core.state.withLock { $0.shutdownRequested() }
+        let error = MQTTError(.shutdown, "disconnect() was called")
+        for waiter in action.waiters { waiter.fulfil(.failure(error)) }
+        for waiter in action.ackWaiters { waiter.fulfil(.failure(error)) }
+        if let exit = action.threadExit {
+            if action.first {
+                // Safe: the network thread is alive, so the handle is not destroyed. This
+                // queues DISCONNECT and wakes the loop; the thread sends it and returns.
+                _ = mosquitto_disconnect(core.mosq)
+            }
+            core.wakeNetworkThread()
+            await exit.wait(timeout: core.configuration.shutdownTimeout, timeoutValue: (), cancelValue: ())
+        }
+        if action.destroy { mosquitto_destroy(core.mosq) }
+        core.finishStreams()
+    }
+
+    // MARK: Validation
+
+    static func checkTopicName(_ topic: String) throws(MQTTError) {
+        if topic.isEmpty || topic.utf8.contains(0) || topic.utf8.count > 65_535
+            || mosquitto_pub_topic_check(topic) != MOSQ_ERR_SUCCESS.rawValue
+        {
+            throw MQTTError(
+                .invalidArgument,
+                "cannot publish to \"\(topic)\": a topic name must be 1 to 65535 bytes of UTF-8 without NUL, '+' or '#'")
+        }
+    }
+
+    static func checkTopicFilter(_ filter: String) throws(MQTTError) {
+        if filter.isEmpty || filter.utf8.contains(0) || filter.utf8.count > 65_535
+            || mosquitto_sub_topic_check(filter) != MOSQ_ERR_SUCCESS.rawValue
+        {
+            throw MQTTError(
+                .invalidArgument,
+                "cannot subscribe to \"\(filter)\": a topic filter must be 1 to 65535 bytes of UTF-8; '+' must fill a whole level and '#' must be the last level")
+        }
+    }
+}

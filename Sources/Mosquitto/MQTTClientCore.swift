@@ -1,0 +1,371 @@
+import CMosquitto
+import Dispatch
+import Foundation
+import Synchronization
+
+/// `mosquitto_lib_init()`, run once per process before the first `mosquitto_new`.
+///
+/// Threading: a Swift `static let` is initialised exactly once, thread-safely (swift_once).
+enum MosquittoLibrary {
+    static let initResult: Int32 = mosquitto_lib_init()
+}
+
+/// The part of a client that libmosquitto's callbacks and the network thread see.
+///
+/// Threading: this type owns the `struct mosquitto *` and is shared by three kinds of
+/// thread: API callers (any task), the network thread (ours, one per connect cycle) and
+/// libmosquitto callbacks (always on the network thread, since it is the only thread that
+/// calls `mosquitto_loop`). It is `@unchecked Sendable` because of these invariants:
+/// - `mosq` is set once in `init` and never reassigned. Options, will, credentials, TLS
+///   and callbacks are all set in `init`, before any thread exists; never again.
+/// - After that, only thread-safe libmosquitto calls are made from API threads
+///   (`publish`, `subscribe`, `unsubscribe`, `disconnect`: they queue a packet under
+///   libmosquitto's own mutexes and wake the loop through its socket pair). Connecting
+///   and `mosquitto_loop` happen on the network thread only.
+/// - `mosquitto_destroy` runs exactly once, when the handle is closing, no API call is
+///   inside it (`inFlightCalls == 0`) and the network thread has returned. The state
+///   machine hands that duty to exactly one caller (`takeDestroyDuty`).
+/// - Callbacks get `self` through `Unmanaged` userdata, unretained: the network thread
+///   retains `self` while it runs, and callbacks run only on that thread.
+/// - Mutable Swift state lives in `state` (a `Mutex`), which is never held while calling
+///   into libmosquitto, so no lock-order cycle with libmosquitto's mutexes is possible.
+final class MQTTClientCore: @unchecked Sendable {
+    let configuration: MQTTConfiguration
+    let mosq: OpaquePointer
+    /// CONNECT properties (MQTT 5 session expiry), sent on every connect and reconnect.
+    private let connectProperties: OpaquePointer?
+    let state: Mutex<MQTTConnectionStateMachine>
+    let messages: AsyncStream<MQTTMessage>
+    let events: AsyncStream<MQTTConnectionEvent>
+    private let messageContinuation: AsyncStream<MQTTMessage>.Continuation
+    private let eventContinuation: AsyncStream<MQTTConnectionEvent>.Continuation
+    /// Wakes the network thread from a backoff wait.
+    private let wakeUp = DispatchSemaphore(value: 0)
+
+    init(configuration: MQTTConfiguration) throws(MQTTError) {
+        try configuration.validate()
+        guard MosquittoLibrary.initResult == MOSQ_ERR_SUCCESS.rawValue else {
+            throw MQTTError.mosquitto(MosquittoLibrary.initResult, "initialising libmosquitto")
+        }
+        // clean_session is libmosquitto's name for clean start (used for MQTT 5 too).
+        guard let handle = mosquitto_new(configuration.clientID, configuration.cleanStart, nil) else {
+            let code = errno
+            throw MQTTError(
+                code == EINVAL ? .invalidArgument : .other,
+                "mosquitto_new failed for client id \(configuration.clientID): \(String(cString: strerror(code))) (errno \(code))")
+        }
+        var properties: OpaquePointer?
+        if configuration.version == .v5 {
+            let rc = mosquitto_property_add_int32(
+                &properties, propertyID(MQTT_PROP_SESSION_EXPIRY_INTERVAL), configuration.sessionExpiryInterval)
+            if rc != MOSQ_ERR_SUCCESS.rawValue {
+                mosquitto_destroy(handle)
+                throw MQTTError.mosquitto(rc, "building the CONNECT properties")
+            }
+        }
+        self.configuration = configuration
+        self.mosq = handle
+        self.connectProperties = properties
+        self.state = Mutex(
+            MQTTConnectionStateMachine(
+                version: configuration.version, reconnectPolicy: configuration.reconnect,
+                endpoint: "\(configuration.host):\(configuration.port)",
+                tlsConfigured: configuration.tls != nil))
+        (messages, messageContinuation) = AsyncStream.makeStream(of: MQTTMessage.self)
+        (events, eventContinuation) = AsyncStream.makeStream(of: MQTTConnectionEvent.self)
+        // From here on, a throw runs deinit, which destroys the handle.
+        try configureHandle()
+    }
+
+    deinit {
+        // Reached when the client and the network thread are both gone. Normally the
+        // handle is already destroyed; this covers a throwing init.
+        let destroy = state.withLock { state -> Bool in
+            if state.handle == .destroyed { return false }
+            return true
+        }
+        if destroy { mosquitto_destroy(mosq) }
+        var properties = connectProperties
+        mosquitto_property_free_all(&properties)
+        messageContinuation.finish()
+        eventContinuation.finish()
+    }
+
+    /// Everything libmosquitto needs before connecting, in the order its rules require:
+    /// protocol version first (the will's properties are checked against it), then will,
+    /// credentials, TLS, threading mode and callbacks. No thread exists yet.
+    private func configureHandle() throws(MQTTError) {
+        let configuration = self.configuration
+        func check(_ rc: Int32, _ what: String) throws(MQTTError) {
+            if rc != MOSQ_ERR_SUCCESS.rawValue { throw MQTTError.mosquitto(rc, errno: errno, what) }
+        }
+        mosquitto_user_data_set(mosq, Unmanaged.passUnretained(self).toOpaque())
+        let protocolVersion = configuration.version == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311
+        try check(mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, protocolVersion), "setting the protocol version")
+
+        if let will = configuration.will {
+            guard !will.topic.isEmpty, !will.topic.utf8.contains(0) else {
+                throw MQTTError(.invalidArgument, "the will topic must not be empty")
+            }
+            var properties: OpaquePointer?
+            if configuration.version == .v5 { properties = try will.properties.makePropertyList() }
+            let rc = will.payload.withUnsafeBytes { payload in
+                mosquitto_will_set_v5(
+                    mosq, will.topic, Int32(payload.count), payload.baseAddress, will.qos.rawValue, will.retain,
+                    properties)
+            }
+            if rc != MOSQ_ERR_SUCCESS.rawValue {
+                // On failure the list is still ours.
+                mosquitto_property_free_all(&properties)
+                throw MQTTError.mosquitto(rc, "setting the will on \(will.topic)")
+            }
+            // On success libmosquitto owns the property list.
+        }
+        if let username = configuration.username {
+            try check(mosquitto_username_pw_set(mosq, username, configuration.password), "setting the username and password")
+        }
+        if let tls = configuration.tls {
+            try configureTLS(tls)
+        }
+        // Our own thread runs the loop (see networkThreadMain): tell libmosquitto so that
+        // publish() from other threads only queues packets and wakes the loop.
+        try check(mosquitto_threaded_set(mosq, true), "setting threaded mode")
+
+        mosquitto_connect_v5_callback_set(mosq, MosquittoCallbacks.onConnect)
+        mosquitto_disconnect_v5_callback_set(mosq, MosquittoCallbacks.onDisconnect)
+        mosquitto_message_v5_callback_set(mosq, MosquittoCallbacks.onMessage)
+        mosquitto_subscribe_v5_callback_set(mosq, MosquittoCallbacks.onSubscribe)
+        mosquitto_unsubscribe_v5_callback_set(mosq, MosquittoCallbacks.onUnsubscribe)
+        mosquitto_log_callback_set(mosq, MosquittoCallbacks.onLog)
+    }
+
+    private func configureTLS(_ tls: MQTTTLSConfiguration) throws(MQTTError) {
+        var caDirectory = tls.caDirectory
+        if tls.caFile == nil && tls.caDirectory == nil {
+            let rc = mosquitto_int_option(mosq, MOSQ_OPT_TLS_USE_OS_CERTS, 1)
+            if rc != MOSQ_ERR_SUCCESS.rawValue { throw MQTTError.mosquitto(rc, "enabling the system CA store") }
+            // mosquitto_tls_set needs a CA location when a client certificate is given.
+            if tls.certificateFile != nil { caDirectory = "/etc/ssl/certs" } else { return setInsecure(tls) }
+        }
+        for path in [tls.caFile, tls.certificateFile, tls.keyFile].compactMap({ $0 })
+        where !FileManager.default.isReadableFile(atPath: path) {
+            throw MQTTError(.tls, "the TLS file \(path) does not exist or cannot be read")
+        }
+        let rc = mosquitto_tls_set(mosq, tls.caFile, caDirectory, tls.certificateFile, tls.keyFile, nil)
+        if rc != MOSQ_ERR_SUCCESS.rawValue {
+            let error = MQTTError.mosquitto(rc, errno: errno, "setting up TLS (CA file \(tls.caFile ?? "-"), CA directory \(caDirectory ?? "-"))")
+            throw MQTTError(.tls, error.message)
+        }
+        setInsecure(tls)
+    }
+
+    private func setInsecure(_ tls: MQTTTLSConfiguration) {
+        _ = mosquitto_tls_insecure_set(mosq, !tls.verifyHostname)
+    }
+
+    // MARK: Streams
+
+    func yield(_ message: MQTTMessage) {
+        messageContinuation.yield(message)
+    }
+
+    func yield(_ event: MQTTConnectionEvent) {
+        eventContinuation.yield(event)
+    }
+
+    func finishStreams() {
+        messageContinuation.finish()
+        eventContinuation.finish()
+    }
+
+    // MARK: Using the handle from API calls
+
+    /// Runs `body` with the handle unless the client is shut down; the handle cannot be
+    /// destroyed while `body` runs.
+    func withHandle<T>(_ body: (OpaquePointer) throws(MQTTError) -> T) throws(MQTTError) -> T {
+        guard state.withLock({ $0.enterCall() }) else {
+            throw MQTTError(.shutdown, "the client was shut down with disconnect()")
+        }
+        defer {
+            if state.withLock({ $0.leaveCall() }) { mosquitto_destroy(mosq) }
+        }
+        return try body(mosq)
+    }
+
+    // MARK: Network thread
+
+    func startNetworkThread() {
+        let thread = Thread { [self] in
+            self.networkThreadMain()
+        }
+        thread.name = "mqtt-\(configuration.clientID)"
+        thread.start()
+    }
+
+    func wakeNetworkThread() {
+        wakeUp.signal()
+    }
+
+    /// The network thread: connects (always with `mosquitto_connect_bind_v5` and the
+    /// CONNECT properties), runs `mosquitto_loop` until the connection ends, then decides
+    /// (in the state machine) whether to stop or to reconnect after a backoff delay.
+    ///
+    /// Why not `mosquitto_loop_start`: libmosquitto 2.0.11's own reconnect
+    /// (`mosquitto_reconnect`, called by `mosquitto_loop_forever`) sends CONNECT without
+    /// the properties given to `mosquitto_connect_bind_v5`, so after the first automatic
+    /// reconnect an MQTT 5 session would have expiry 0 and be lost on the next drop. Its
+    /// thread also exits silently on some errors (`MOSQ_ERR_EAI`, `MOSQ_ERR_TLS`, a
+    /// refused MQTT 5 CONNACK) with nothing to observe. Running the loop on our own thread
+    /// (`mosquitto_threaded_set(true)`, the documented mode for that) fixes both: every
+    /// CONNECT carries the session expiry, and the thread's end is always seen.
+    private func networkThreadMain() {
+        let configuration = self.configuration
+        let port = Int32(configuration.port)
+        let keepAlive = Int32(configuration.keepAlive)
+        while true {
+            guard state.withLock({ $0.attemptStarting() }) else { break }
+            var rc = mosquitto_connect_bind_v5(mosq, configuration.host, port, keepAlive, nil, connectProperties)
+            var savedErrno = errno
+            if rc == MOSQ_ERR_SUCCESS.rawValue {
+                var stopDeadline: ContinuousClock.Instant?
+                while true {
+                    if stopDeadline == nil, state.withLock({ $0.stopRequested }) {
+                        // disconnect() was called: send DISCONNECT (MQTT 5 reason 0: the
+                        // session is kept for its expiry and the will is not published),
+                        // then keep looping until the socket closes, within the bound.
+                        _ = mosquitto_disconnect(mosq)
+                        stopDeadline = .now + configuration.shutdownTimeout
+                    }
+                    rc = mosquitto_loop(mosq, 1000, 1)
+                    savedErrno = errno
+                    if rc != MOSQ_ERR_SUCCESS.rawValue { break }
+                    if let stopDeadline, ContinuousClock.now >= stopDeadline { break }
+                }
+            }
+            let action = state.withLock { $0.connectionEnded(rc: rc, errno: savedErrno) }
+            for waiter in action.orphanedAcks { waiter.fulfil(.success(())) }
+            for event in action.events { yield(event) }
+            for waiter in action.waiters { waiter.fulfil(action.result) }
+            switch action.next {
+            case .stop:
+                break
+            case .retry(let delay):
+                backoff(delay)
+                continue
+            }
+            break
+        }
+        let (waiters, destroy) = state.withLock { $0.threadExited() }
+        if destroy { mosquitto_destroy(mosq) }
+        for waiter in waiters { waiter.fulfil(()) }
+    }
+
+    /// Sleeps `delay` unless woken (by disconnect() or an abandoned connect()).
+    private func backoff(_ delay: Duration) {
+        let (seconds, attoseconds) = delay.components
+        let nanoseconds = max(0, seconds) * 1_000_000_000 + attoseconds / 1_000_000_000
+        _ = wakeUp.wait(timeout: .now() + .nanoseconds(Int(clamping: nanoseconds)))
+        // Drain extra signals so a later backoff is not cut short.
+        while wakeUp.wait(timeout: .now()) == .success {}
+    }
+
+    // MARK: Callback bodies (network thread, inside libmosquitto's callback mutex)
+
+    func handleConnack(reasonCode: Int32, flags: Int32) {
+        let action = state.withLock {
+            $0.connackReceived(reasonCode: reasonCode, sessionPresent: flags & 1 != 0)
+        }
+        // Redo the remembered subscriptions (the canonical place: on_connect, so every
+        // reconnect resubscribes). mosquitto_subscribe only queues a packet here.
+        for (filter, qos) in action.resubscribe {
+            var messageID: Int32 = 0
+            if mosquitto_subscribe_v5(mosq, &messageID, filter, qos.rawValue, 0, nil) == MOSQ_ERR_SUCCESS.rawValue {
+                state.withLock { $0.ignoreAcknowledgement(of: messageID) }
+            }
+        }
+        yield(action.event)
+        for waiter in action.waiters { waiter.fulfil(action.result) }
+    }
+
+    func handleDisconnect(reason: Int32) {
+        state.withLock { $0.disconnectCallback(reason: reason) }
+    }
+
+    func handleAcknowledgement(messageID: Int32, result: Result<Void, MQTTError>) {
+        let waiter = state.withLock { $0.acknowledgementReceived(messageID: messageID, result: result) }
+        waiter?.fulfil(result)
+    }
+
+    func handleLog(level: Int32, text: String) {
+        state.withLock { $0.logged(problem: text) }
+    }
+}
+
+/// The libmosquitto callbacks: static `@convention(c)` functions, so no Swift closure
+/// (and no actor-isolated code) ever reaches C. Each one finds its client through the
+/// userdata pointer, copies what libmosquitto lends it (that memory is freed when the
+/// callback returns), updates a little lock-protected state and yields to a stream or
+/// fulfils a waiter. None blocks, sets callbacks, destroys or stops the loop.
+///
+/// Threading: all run on the client's network thread, inside libmosquitto's callback mutex.
+enum MosquittoCallbacks {
+    private static func core(_ userdata: UnsafeMutableRawPointer?) -> MQTTClientCore? {
+        guard let userdata else { return nil }
+        return Unmanaged<MQTTClientCore>.fromOpaque(userdata).takeUnretainedValue()
+    }
+
+    static let onConnect: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, Int32, OpaquePointer?) -> Void = {
+        _, userdata, reasonCode, flags, _ in
+        core(userdata)?.handleConnack(reasonCode: reasonCode, flags: flags)
+    }
+
+    static let onDisconnect: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, OpaquePointer?) -> Void = {
+        _, userdata, reason, _ in
+        core(userdata)?.handleDisconnect(reason: reason)
+    }
+
+    static let onMessage: @convention(c) (
+        OpaquePointer?, UnsafeMutableRawPointer?, UnsafePointer<mosquitto_message>?, OpaquePointer?
+    ) -> Void = { _, userdata, message, properties in
+        guard let core = core(userdata), let message = message?.pointee, let topic = message.topic else { return }
+        let payload: [UInt8]
+        if let bytes = message.payload, message.payloadlen > 0 {
+            payload = Array(UnsafeRawBufferPointer(start: bytes, count: Int(message.payloadlen)))
+        } else {
+            payload = []
+        }
+        let copied = MQTTMessage(
+            topic: String(cString: topic),
+            payload: payload,
+            qos: MQTTQoS(rawValue: message.qos) ?? .atMostOnce,
+            retain: message.retain,
+            properties: core.configuration.version == .v5 ? MQTTProperties(copying: properties) : .none)
+        core.yield(copied)
+    }
+
+    static let onSubscribe: @convention(c) (
+        OpaquePointer?, UnsafeMutableRawPointer?, Int32, Int32, UnsafePointer<Int32>?, OpaquePointer?
+    ) -> Void = { _, userdata, messageID, count, granted, _ in
+        guard let core = core(userdata) else { return }
+        var result: Result<Void, MQTTError> = .success(())
+        if let granted, count > 0, granted[0] >= 0x80 {
+            let reason = granted[0]
+            result = .failure(
+                MQTTError(
+                    reason == 0x87 || reason == 0x80 ? .notAuthorized : .other,
+                    "the broker refused the subscription (\(MQTTError.reasonText(reason))); check the broker's ACL for this client"))
+        }
+        core.handleAcknowledgement(messageID: messageID, result: result)
+    }
+
+    static let onUnsubscribe: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, OpaquePointer?) -> Void = {
+        _, userdata, messageID, _ in
+        core(userdata)?.handleAcknowledgement(messageID: messageID, result: .success(()))
+    }
+
+    static let onLog: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?) -> Void = {
+        _, userdata, level, text in
+        guard level & (MOSQ_LOG_ERR | MOSQ_LOG_WARNING) != 0, let text, let core = core(userdata) else { return }
+        core.handleLog(level: level, text: String(cString: text))
+    }
+}

@@ -1,0 +1,415 @@
+import CMosquitto
+import Foundation
+
+/// The client's connection state, kept behind the core's `Mutex`.
+///
+/// A plain value: every input (an API call, a CONNACK, the end of a connection, the
+/// network thread starting or stopping) is one `mutating func` that returns what the
+/// shell must do. It never calls libmosquitto and never blocks, so it is safe to drive
+/// from a libmosquitto callback, and it is unit-tested without a broker.
+///
+/// Threading: none of its own; the owner serialises access (`Mutex<…StateMachine>`).
+struct MQTTConnectionStateMachine {
+    /// Where the connection is.
+    enum Phase: Equatable {
+        /// No network thread; `connect()` starts one.
+        case idle
+        /// Trying to make the first connection of a `connect()` call.
+        case connecting
+        /// The broker accepted the current connection.
+        case connected
+        /// The connection was lost after a success; the network thread reconnects.
+        case reconnecting
+        /// `disconnect()` or deinit ran: the client is finished.
+        case closed
+    }
+
+    /// The libmosquitto handle's lifetime (see `MQTTClientCore`).
+    enum Handle: Equatable {
+        /// API calls may use the handle.
+        case open
+        /// Shut down: destroy as soon as no API call is inside and the thread is gone.
+        case closing
+        /// `mosquitto_destroy` has been called (or is being called by whoever got the duty).
+        case destroyed
+    }
+
+    /// What the network thread does after a connection (or a connection attempt) ends.
+    enum Next: Equatable {
+        case stop
+        case retry(after: Duration)
+    }
+
+    let version: MQTTVersion
+    let reconnectPolicy: MQTTReconnectPolicy
+    let endpoint: String
+    let tlsConfigured: Bool
+
+    private(set) var phase: Phase = .idle
+    private(set) var handle: Handle = .open
+    private(set) var threadRunning = false
+    private(set) var stopRequested = false
+    /// A CONNACK success was seen since the network thread started.
+    private(set) var everConnected = false
+    private(set) var failedAttempts = 0
+    private(set) var inFlightCalls = 0
+
+    /// `connect()` callers waiting for the first CONNACK.
+    private var connectWaiters: [UInt64: OneShot<Result<Void, MQTTError>>] = [:]
+    private var nextToken: UInt64 = 0
+    /// Tasks waiting for the network thread to exit.
+    private var exitWaiters: [OneShot<Void>] = []
+
+    /// Remembered subscriptions, redone after every CONNACK.
+    private(set) var subscriptions: [String: MQTTQoS] = [:]
+    /// SUBACK / UNSUBACK waiters by message id.
+    private var ackWaiters: [Int32: OneShot<Result<Void, MQTTError>>] = [:]
+    /// Acknowledgements that arrived before their waiter was registered.
+    private var earlyAcks: [Int32: Result<Void, MQTTError>] = [:]
+    /// Message ids of the resubscriptions made inside on_connect (nobody waits for them).
+    private var ignoredMessageIDs: Set<Int32> = []
+
+    // Per-connection facts, reset when an attempt starts.
+    private var connackThisConnection = false
+    private var refusalThisConnection: MQTTError?
+    private(set) var serverDisconnectReason: Int32?
+    /// The last error or warning libmosquitto logged (OpenSSL errors land here).
+    private(set) var lastLoggedProblem: String?
+    /// Why the last attempt failed, for the timeout message.
+    private(set) var lastFailure: MQTTError?
+
+    init(version: MQTTVersion, reconnectPolicy: MQTTReconnectPolicy, endpoint: String, tlsConfigured: Bool) {
+        self.version = version
+        self.reconnectPolicy = reconnectPolicy
+        self.endpoint = endpoint
+        self.tlsConfigured = tlsConfigured
+    }
+
+    var isConnected: Bool { phase == .connected }
+
+    // MARK: connect()
+
+    enum ConnectAction {
+        /// Already connected: return at once.
+        case succeed
+        /// Fail at once.
+        case fail(MQTTError)
+        /// A network thread from an abandoned attempt is still stopping: wait for it, then try again.
+        case waitForThreadExit(OneShot<Void>)
+        /// Wait on the registered waiter; the thread is already running.
+        case wait(token: UInt64)
+        /// Start the network thread, then wait on the registered waiter.
+        case startThreadAndWait(token: UInt64)
+    }
+
+    mutating func connectRequested(_ waiter: OneShot<Result<Void, MQTTError>>) -> ConnectAction {
+        guard handle == .open, phase != .closed else {
+            return .fail(MQTTError(.shutdown, "the client was shut down with disconnect(); create a new MQTTClient"))
+        }
+        if phase == .connected { return .succeed }
+        if threadRunning {
+            if stopRequested {
+                let exit = OneShot<Void>()
+                exitWaiters.append(exit)
+                return .waitForThreadExit(exit)
+            }
+            let token = register(waiter)
+            return .wait(token: token)
+        }
+        let token = register(waiter)
+        threadRunning = true
+        stopRequested = false
+        everConnected = false
+        failedAttempts = 0
+        lastFailure = nil
+        phase = .connecting
+        return .startThreadAndWait(token: token)
+    }
+
+    private mutating func register(_ waiter: OneShot<Result<Void, MQTTError>>) -> UInt64 {
+        nextToken += 1
+        connectWaiters[nextToken] = waiter
+        return nextToken
+    }
+
+    /// A `connect()` caller gave up (timeout or cancellation). When nobody else waits and
+    /// no connection was ever made, the network thread stops trying.
+    /// Returns whether the network thread must be woken to notice.
+    mutating func connectAbandoned(token: UInt64) -> Bool {
+        connectWaiters[token] = nil
+        if connectWaiters.isEmpty, !everConnected, threadRunning, !stopRequested {
+            stopRequested = true
+            return true
+        }
+        return false
+    }
+
+    /// The message for a `connect()` that timed out.
+    func timeoutError(after timeout: Duration) -> MQTTError {
+        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        var message = "could not connect to \(endpoint) within \(seconds.formatted()) s"
+        if let lastFailure {
+            message += "; last error: \(lastFailure.message)"
+        } else {
+            message += " (no CONNACK from the broker)"
+        }
+        return MQTTError(.timeout, message)
+    }
+
+    // MARK: Network thread
+
+    /// The network thread is about to call `mosquitto_connect_bind_v5`.
+    mutating func attemptStarting() -> Bool {
+        connackThisConnection = false
+        refusalThisConnection = nil
+        serverDisconnectReason = nil
+        lastLoggedProblem = nil
+        return !stopRequested
+    }
+
+    struct ConnackAction {
+        var event: MQTTConnectionEvent
+        var waiters: [OneShot<Result<Void, MQTTError>>]
+        var result: Result<Void, MQTTError>
+        /// Subscriptions to redo (success only).
+        var resubscribe: [(String, MQTTQoS)]
+    }
+
+    /// on_connect: the broker answered the CONNECT.
+    mutating func connackReceived(reasonCode: Int32, sessionPresent: Bool) -> ConnackAction {
+        connackThisConnection = true
+        earlyAcks.removeAll()
+        ignoredMessageIDs.removeAll()
+        let waiters = Array(connectWaiters.values)
+        if reasonCode == 0 {
+            connectWaiters.removeAll()
+            if phase != .closed { phase = .connected }
+            everConnected = true
+            failedAttempts = 0
+            lastFailure = nil
+            return ConnackAction(
+                event: .connected(sessionPresent: sessionPresent), waiters: waiters, result: .success(()),
+                resubscribe: subscriptions.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+        }
+        let error = MQTTError.connack(reasonCode, version: version)
+        refusalThisConnection = error
+        lastFailure = error
+        if !everConnected {
+            // Refused on the first connection: fail connect() now, and do not retry
+            // (a bad password must not become a silent endless retry).
+            connectWaiters.removeAll()
+            stopRequested = true
+            return ConnackAction(event: .refused(error), waiters: waiters, result: .failure(error), resubscribe: [])
+        }
+        return ConnackAction(event: .refused(error), waiters: [], result: .failure(error), resubscribe: [])
+    }
+
+    mutating func ignoreAcknowledgement(of messageID: Int32) {
+        ignoredMessageIDs.insert(messageID)
+    }
+
+    /// on_disconnect: remember a reason code the broker sent in a DISCONNECT (MQTT 5).
+    mutating func disconnectCallback(reason: Int32) {
+        if reason >= 0x80 { serverDisconnectReason = reason }
+    }
+
+    /// on_log: remember the last error or warning line.
+    mutating func logged(problem: String) {
+        lastLoggedProblem = problem
+    }
+
+    struct EndAction {
+        var events: [MQTTConnectionEvent] = []
+        var waiters: [OneShot<Result<Void, MQTTError>>] = []
+        var result: Result<Void, MQTTError> = .success(())
+        /// SUBACK/UNSUBACK waiters whose packet died with the connection; the
+        /// subscription is remembered and redone on reconnect, so they succeed.
+        var orphanedAcks: [OneShot<Result<Void, MQTTError>>] = []
+        var next: Next = .stop
+    }
+
+    /// The network thread's connection (or attempt) ended with `rc` (`mosq_err_t`) and `errno`.
+    mutating func connectionEnded(rc: Int32, errno: Int32) -> EndAction {
+        var action = EndAction()
+        action.orphanedAcks = Array(ackWaiters.values)
+        ackWaiters.removeAll()
+        let wasConnected = connackThisConnection && refusalThisConnection == nil
+        if phase == .connected { phase = .reconnecting }
+
+        if stopRequested {
+            action.next = .stop
+            action.waiters = Array(connectWaiters.values)
+            connectWaiters.removeAll()
+            action.result = .failure(
+                refusalThisConnection ?? lastFailure
+                    ?? MQTTError(.shutdown, "the connection attempt was stopped"))
+            return action
+        }
+        if refusalThisConnection != nil {
+            // Refused after an earlier success (the .refused event is already out): keep
+            // trying with backoff; the broker's password file may be fixed meanwhile.
+            failedAttempts += 1
+            action.next = .retry(after: reconnectPolicy.delay(forAttempt: failedAttempts))
+            return action
+        }
+
+        let error = classify(rc: rc, errno: errno)
+        lastFailure = error
+        if wasConnected {
+            action.events.append(.disconnected(reason: error.message))
+        }
+        if Self.isFatal(rc) {
+            action.next = .stop
+            stopRequested = true
+            if everConnected {
+                action.events.append(.loopExited(MQTTError(.loopExited, "the MQTT network thread stopped: \(error.message)")))
+            }
+            action.waiters = Array(connectWaiters.values)
+            connectWaiters.removeAll()
+            action.result = .failure(error)
+            return action
+        }
+        if !everConnected, error.code == .tls || error.code == .protocolError {
+            // The first connection cannot work as configured: fail connect() now.
+            action.next = .stop
+            stopRequested = true
+            action.waiters = Array(connectWaiters.values)
+            connectWaiters.removeAll()
+            action.result = .failure(error)
+            return action
+        }
+        failedAttempts += 1
+        action.next = .retry(after: reconnectPolicy.delay(forAttempt: failedAttempts))
+        return action
+    }
+
+    /// Errors that retrying cannot fix (libmosquitto's loop_forever also gives up on these).
+    static func isFatal(_ rc: Int32) -> Bool {
+        switch rc {
+        case MOSQ_ERR_NOMEM.rawValue, MOSQ_ERR_INVAL.rawValue, MOSQ_ERR_NOT_SUPPORTED.rawValue, MOSQ_ERR_UNKNOWN.rawValue:
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// The error that ended a connection, in words.
+    func classify(rc: Int32, errno: Int32) -> MQTTError {
+        if let reason = serverDisconnectReason {
+            return MQTTError(
+                .io, "the broker closed the connection (\(MQTTError.reasonText(reason)))")
+        }
+        let looksLikeTLS =
+            rc == MOSQ_ERR_TLS.rawValue || rc == MOSQ_ERR_TLS_HANDSHAKE.rawValue
+            || (rc == MOSQ_ERR_ERRNO.rawValue && errno == EPROTO)
+            || (lastLoggedProblem.map { $0.contains("SSL") || $0.contains("certificate") } ?? false)
+        if tlsConfigured, !connackThisConnection, looksLikeTLS {
+            let detail = lastLoggedProblem ?? MQTTError.mosquitto(rc, errno: errno, "TLS").message
+            return MQTTError(
+                .tls,
+                "the TLS handshake with \(endpoint) failed: \(detail) (mosq_err_t \(rc)); check the CA file and that the broker's certificate names this host")
+        }
+        if !connackThisConnection, rc == MOSQ_ERR_CONN_LOST.rawValue || rc == MOSQ_ERR_NO_CONN.rawValue, tlsConfigured == false,
+            let problem = lastLoggedProblem
+        {
+            return MQTTError(.io, "the connection to \(endpoint) closed before the broker answered: \(problem) (mosq_err_t \(rc))")
+        }
+        return MQTTError.mosquitto(rc, errno: errno, "the connection to \(endpoint) ended")
+    }
+
+    /// The network thread has returned.
+    mutating func threadExited() -> (exitWaiters: [OneShot<Void>], destroy: Bool) {
+        threadRunning = false
+        stopRequested = false
+        if phase != .closed { phase = .idle }
+        let waiters = exitWaiters
+        exitWaiters.removeAll()
+        return (waiters, takeDestroyDuty())
+    }
+
+    // MARK: Subscriptions
+
+    /// subscribe(): remember it. Returns whether to send SUBSCRIBE now (connected).
+    mutating func subscriptionAdded(_ filter: String, qos: MQTTQoS) -> Bool {
+        subscriptions[filter] = qos
+        return phase == .connected
+    }
+
+    mutating func subscriptionRemoved(_ filter: String) -> Bool {
+        subscriptions[filter] = nil
+        return phase == .connected
+    }
+
+    /// Registers a waiter for the SUBACK/UNSUBACK of `messageID`; fulfils it at once when
+    /// the acknowledgement already arrived.
+    mutating func awaitAcknowledgement(of messageID: Int32, _ waiter: OneShot<Result<Void, MQTTError>>) {
+        if let early = earlyAcks.removeValue(forKey: messageID) {
+            waiter.fulfil(early)
+        } else {
+            ackWaiters[messageID] = waiter
+        }
+    }
+
+    /// on_subscribe / on_unsubscribe. Returns the waiter to fulfil, if any.
+    mutating func acknowledgementReceived(
+        messageID: Int32, result: Result<Void, MQTTError>
+    ) -> OneShot<Result<Void, MQTTError>>? {
+        if ignoredMessageIDs.remove(messageID) != nil { return nil }
+        if let waiter = ackWaiters.removeValue(forKey: messageID) { return waiter }
+        earlyAcks[messageID] = result
+        return nil
+    }
+
+    // MARK: Handle lifetime and shutdown
+
+    /// An API call wants to use the handle. Returns false when it is shut down.
+    mutating func enterCall() -> Bool {
+        guard handle == .open else { return false }
+        inFlightCalls += 1
+        return true
+    }
+
+    /// An API call is done with the handle. Returns whether the caller must now destroy it.
+    mutating func leaveCall() -> Bool {
+        inFlightCalls -= 1
+        return takeDestroyDuty()
+    }
+
+    struct ShutdownAction {
+        var waiters: [OneShot<Result<Void, MQTTError>>]
+        var ackWaiters: [OneShot<Result<Void, MQTTError>>]
+        /// The network thread runs: tell libmosquitto to disconnect and wait for the thread.
+        var threadExit: OneShot<Void>?
+        /// Whether the caller must destroy the handle now.
+        var destroy: Bool
+        /// Whether this was the first shutdown request.
+        var first: Bool
+    }
+
+    /// disconnect() or deinit.
+    mutating func shutdownRequested() -> ShutdownAction {
+        let first = phase != .closed
+        phase = .closed
+        if handle == .open { handle = .closing }
+        stopRequested = true
+        let waiters = Array(connectWaiters.values)
+        connectWaiters.removeAll()
+        let acks = Array(ackWaiters.values)
+        ackWaiters.removeAll()
+        var exit: OneShot<Void>?
+        if threadRunning {
+            let waiter = OneShot<Void>()
+            exitWaiters.append(waiter)
+            exit = waiter
+        }
+        return ShutdownAction(waiters: waiters, ackWaiters: acks, threadExit: exit, destroy: takeDestroyDuty(), first: first)
+    }
+
+    /// Returns true exactly once: when the handle is closing, no API call is inside it and
+    /// the network thread is gone. The caller then calls `mosquitto_destroy`.
+    private mutating func takeDestroyDuty() -> Bool {
+        guard handle == .closing, inFlightCalls == 0, !threadRunning else { return false }
+        handle = .destroyed
+        return true
+    }
+}
