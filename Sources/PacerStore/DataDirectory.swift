@@ -37,6 +37,13 @@ enum DataDirectory {
         return (info.st_mode & S_IFMT) == S_IFDIR
     }
 
+    /// True for a regular file, or a symbolic link to one.
+    static func isRegularFile(_ path: String) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return false }
+        return (info.st_mode & S_IFMT) == S_IFREG
+    }
+
     static func exists(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0
@@ -89,13 +96,24 @@ enum DataDirectory {
 
     private static func creationError(_ directory: String, failing path: String, _ code: Int32) -> StoreError {
         var reason = errnoText(code)
-        if code == ENOTDIR || (code == EEXIST && isDirectory(path) == false) {
-            reason = "\(path) is a file, not a directory"
+        if code == ENOTDIR || code == EEXIST, let file = firstNonDirectory(in: path) {
+            reason = "\(file) is a file, not a directory"
         } else if path != directory {
             reason = "\(path): \(reason)"
         }
         let kind = code == EROFS || code == EACCES || code == EPERM ? "is read-only" : "cannot be created"
         return StoreError(.directory, "data directory \(directory) \(kind): \(reason); choose another with --data-dir")
+    }
+
+    /// The first existing component of `path`, from the top, that is not a directory.
+    private static func firstNonDirectory(in path: String) -> String? {
+        var components: [String] = []
+        var current = path
+        while current != "/", current != "." {
+            components.append(current)
+            current = parent(of: current)
+        }
+        return components.reversed().first { isDirectory($0) == false }
     }
 
     static func parent(of path: String) -> String {

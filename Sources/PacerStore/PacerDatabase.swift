@@ -38,7 +38,10 @@ public final class PacerDatabase: Sendable {
     deinit {
         // Close the connections before releasing the single-writer lock.
         state.withLock { state in
-            if !state.closed { try? pool.close() }
+            if !state.closed {
+                checkpoint()
+                try? pool.close()
+            }
             if let fd = state.lockDescriptor { DataDirectory.unlock(fd) }
         }
     }
@@ -117,8 +120,16 @@ public final class PacerDatabase: Sendable {
                 if let fd = state.lockDescriptor { DataDirectory.unlock(fd) }
                 state.lockDescriptor = nil
             }
+            checkpoint()
             try catching("cannot close database \(path)") { try pool.close() }
         }
+    }
+
+    /// On a clean close, moves everything from the WAL into the database file and
+    /// empties the WAL, so that the file alone holds the data. Best effort.
+    private func checkpoint() {
+        guard !isReadOnly else { return }
+        _ = try? pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
     }
 
     /// Opens the writer; if the file is unusable, moves it aside and opens a fresh one.
@@ -152,9 +163,6 @@ public final class PacerDatabase: Sendable {
         case failed(StoreError)
     }
 
-    private struct Unusable: Error {
-        var reason: String
-    }
 
     private static func baseConfiguration() -> Configuration {
         var configuration = Configuration()
@@ -169,6 +177,9 @@ public final class PacerDatabase: Sendable {
 
     /// Opens the writer pool, checks integrity and migrates.
     private static func openWriter(path: String, migrator: DatabaseMigrator) -> OpenAttempt {
+        if let problem = probe(path: path, migrator: migrator) {
+            return problem
+        }
         let pool: DatabasePool
         do {
             pool = try DatabasePool(path: path, configuration: baseConfiguration())
@@ -183,27 +194,6 @@ public final class PacerDatabase: Sendable {
                 // Keep the WAL file from staying large after a checkpoint (SD cards).
                 _ = try DatabaseValue.fetchOne(db, sql: "PRAGMA journal_size_limit = 4194304")
             }
-            let problems = try pool.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
-            if problems != ["ok"] {
-                throw Unusable(reason: "integrity check failed: " + problems.prefix(3).joined(separator: "; "))
-            }
-            let unknown = try pool.read { db in
-                try migrator.appliedIdentifiers(db).subtracting(migrator.migrations).sorted()
-            }
-            if !unknown.isEmpty {
-                try? pool.close()
-                return .failed(StoreError(
-                    .schema,
-                    "database \(path) was written by a newer version of Pacer (unknown migrations: \(unknown.joined(separator: ", "))); upgrade pacer, or choose another --data-dir"))
-            }
-        } catch let unusable as Unusable {
-            try? pool.close()
-            return .unusable(unusable.reason)
-        } catch {
-            try? pool.close()
-            return classify(error, stage: "cannot open database \(path)")
-        }
-        do {
             try migrator.migrate(pool)
         } catch {
             try? pool.close()
@@ -211,9 +201,53 @@ public final class PacerDatabase: Sendable {
                 // A schema conflict (e.g. "table timers already exists"): not our database.
                 return .unusable("not a Pacer database: \(dbError.message ?? "migration failed")")
             }
-            return classify(error, stage: "cannot migrate database \(path)")
+            return classify(error, stage: "cannot open database \(path)")
         }
         return .opened(pool)
+    }
+
+    /// Checks an existing file through a read-only connection before the writer
+    /// touches it, so that an unusable file is moved aside exactly as it was (a
+    /// read-write connection would checkpoint or delete its WAL on close).
+    /// Returns nil when the file is fine (or absent).
+    private static func probe(path: String, migrator: DatabaseMigrator) -> OpenAttempt? {
+        guard DataDirectory.exists(path) else { return nil }
+        guard DataDirectory.isRegularFile(path) else {
+            return .unusable("it is not a regular file")
+        }
+        var configuration = baseConfiguration()
+        configuration.readonly = true
+        let queue: DatabaseQueue
+        do {
+            queue = try DatabaseQueue(path: path, configuration: configuration)
+        } catch {
+            return classify(error, stage: "cannot open database \(path)")
+        }
+        defer { try? queue.close() }
+        do {
+            return try queue.read { db -> OpenAttempt? in
+                let problems = try String.fetchAll(db, sql: "PRAGMA quick_check")
+                if problems != ["ok"] {
+                    return .unusable("integrity check failed: " + problems.prefix(3).joined(separator: "; "))
+                }
+                let tables = try String.fetchAll(db, sql: """
+                    SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
+                    ORDER BY name
+                    """)
+                if !tables.isEmpty, !tables.contains("grdb_migrations") {
+                    return .unusable("not a Pacer database: it has the tables \(tables.prefix(5).joined(separator: ", ")) and no Pacer schema")
+                }
+                let unknown = try migrator.appliedIdentifiers(db).subtracting(migrator.migrations).sorted()
+                if !unknown.isEmpty {
+                    return .failed(StoreError(
+                        .schema,
+                        "database \(path) was written by a newer version of Pacer (unknown migrations: \(unknown.joined(separator: ", "))); upgrade pacer, or choose another --data-dir"))
+                }
+                return nil
+            }
+        } catch {
+            return classify(error, stage: "cannot check database \(path)")
+        }
     }
 
     /// Corruption and unopenable files are `.unusable` (moved aside); anything
@@ -464,6 +498,16 @@ public final class PacerDatabase: Sendable {
         }
     }
 
+
+    /// Runs raw SQL on the database file at `path` (creating it), outside of any
+    /// migration: builds foreign or damaged databases for tests.
+    static func executeForTesting(databaseAt path: String, _ sql: String) throws(StoreError) {
+        try catching("cannot run test SQL on \(path)") {
+            let queue = try DatabaseQueue(path: path)
+            try queue.write { try $0.execute(sql: sql) }
+            try queue.close()
+        }
+    }
 
     /// The value of a pragma on the writer connection (e.g. "journal_mode", "synchronous").
     func pragma(_ name: String) throws(StoreError) -> String? {
