@@ -72,6 +72,20 @@ enum DataDirectory {
         return directory
     }
 
+    /// Checks that the database file and its companions, where they exist, can be
+    /// read and written by this process. A permission problem is not corruption:
+    /// the file must not be moved aside for it.
+    static func checkFileAccess(_ path: String) throws(StoreError) {
+        for file in [path] + companionSuffixes.map({ path + $0 }) where exists(file) {
+            if isRegularFile(file), access(file, R_OK | W_OK) != 0 {
+                let reason = errnoText()
+                var info = stat()
+                let owner = stat(file, &info) == 0 ? " (owner uid \(info.st_uid), this process runs as uid \(geteuid()))" : ""
+                throw StoreError(.readOnly, "database file \(file) cannot be written: \(reason)\(owner); fix its owner or permissions, or choose another --data-dir")
+            }
+        }
+    }
+
     /// `mkdir -p`, reporting the component that failed.
     private static func makeDirectories(_ path: String, for directory: String) throws(StoreError) {
         if mkdir(path, 0o755) == 0 {

@@ -58,7 +58,8 @@ public final class PacerDatabase: Sendable {
     /// paths (the node logs it). Nothing is ever deleted.
     ///
     /// Throws (nothing is moved aside) when the directory cannot be created or is
-    /// read-only (`.directory`), another process writes to it (`.locked`), the
+    /// read-only (`.directory`), the file or its `-wal`/`-shm` cannot be written by
+    /// this user (`.readOnly`), another process writes to it (`.locked`), the
     /// file was written by a newer Pacer (`.schema`), the disk is full or on I/O
     /// errors; each message says what to do.
     public static func open(directory: String) throws(StoreError) -> (database: PacerDatabase, recovery: String?) {
@@ -75,6 +76,7 @@ public final class PacerDatabase: Sendable {
         let pool: DatabasePool
         let recovery: String?
         do throws(StoreError) {
+            try DataDirectory.checkFileAccess(path)
             (pool, recovery) = try openOrRecover(path: path, migrator: migrator, now: now())
         } catch {
             DataDirectory.unlock(lock)
