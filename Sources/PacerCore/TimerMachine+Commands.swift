@@ -1,0 +1,365 @@
+// Commands: the effective instant, guards, and each operation.
+
+extension TimerMachine {
+    /// The instant a command takes effect: `at` (or `startAt` ≤ now for a start) clamped
+    /// to [now - lagWindow, now], and never before the machine's last state change.
+    public func effectiveInstant(of command: TimerCommand, now: Millis) -> Millis {
+        var requested = command.at ?? now
+        if case .start(_, let startAt?, _) = command.operation, startAt <= now { requested = startAt }
+        let clamped = min(max(requested, now.saturatingAdd(-lagWindowMs)), now)
+        return max(clamped, lastChangeMs)
+    }
+
+    /// Applies a command at node time `now`.
+    ///
+    /// The command takes effect at `effectiveInstant(of:now:)`: the machine is first
+    /// advanced to that instant, `ifRevision` is checked against the revision there, the
+    /// operation is applied, and the machine is advanced to `now`. Returns every event
+    /// that caused, in order (under the same late-event rule as `advance`), or an error
+    /// that changed nothing.
+    public mutating func handle(_ command: TimerCommand, now: Millis) -> Result<[TimerEvent], CommandError> {
+        var machine = self
+        let instant = effectiveInstant(of: command, now: now)
+        var events = machine.advanceRaw(to: instant)
+        if let expected = command.ifRevision, expected != machine.revision {
+            return .failure(CommandError(
+                code: .revisionConflict,
+                message: "timer '\(id)' is at revision \(machine.revision), not \(expected); refresh its state and retry"
+            ))
+        }
+        switch machine.apply(command.operation, at: instant, now: now) {
+        case .failure(let error):
+            return .failure(error)
+        case .success(let produced):
+            events += produced
+        }
+        events += machine.advanceRaw(to: max(now, instant))
+        self = machine
+        return .success(TimerEvent.collapsingStale(events, now: now, lagWindowMs: lagWindowMs))
+    }
+
+    /// Applies an operation at `t` to a machine already advanced to `t`.
+    mutating func apply(_ operation: TimerOperation, at t: Millis, now: Millis) -> Result<[TimerEvent], CommandError> {
+        switch operation {
+        case .start(let spec, let startAt, let restart):
+            return start(spec: spec, startAt: startAt, restart: restart, at: t, now: now)
+        case .pause: return pause(at: t)
+        case .resume: return resume(at: t)
+        case .toggle:
+            switch state {
+            case .idle, .finished, .cancelled: return start(spec: nil, startAt: nil, restart: false, at: t, now: now)
+            case .running: return pause(at: t)
+            case .paused: return resume(at: t)
+            case .scheduled: return reset(at: t)
+            case .expired: return ack(at: t)
+            }
+        case .cancel: return cancel(at: t)
+        case .reset: return reset(at: t)
+        case .finish: return finish(at: t)
+        case .skip: return skip(at: t)
+        case .back: return back(at: t)
+        case .ack: return ack(at: t)
+        case .adjust(let seconds): return adjust(seconds: seconds, at: t)
+        case .snooze(let seconds): return snooze(seconds: seconds, at: t)
+        }
+    }
+
+    // MARK: Refusals
+
+    /// How the timer's status reads in a refusal.
+    private var stateText: String {
+        switch state {
+        case .idle: "it is idle"
+        case .scheduled(let startAt): "it is scheduled to start at \(iso8601(ms: startAt))"
+        case .running(let run): run.overtime ? "it is running (overtime)" : "it is running"
+        case .paused: "it is paused"
+        case .expired: "it has expired and is waiting for an ack"
+        case .finished: "it has finished"
+        case .cancelled: "it was cancelled"
+        }
+    }
+
+    /// What to do instead, by status.
+    private var defaultHint: String {
+        switch state {
+        case .idle: "start it first"
+        case .scheduled: "send start to start it now, or cancel it"
+        case .running: "it is already running"
+        case .paused: "resume it first"
+        case .expired: "send ack to stop the alert, or snooze for more time"
+        case .finished, .cancelled: "start it again"
+        }
+    }
+
+    private func refuse(_ action: String, hint: String? = nil) -> Result<[TimerEvent], CommandError> {
+        .failure(CommandError(code: .invalidState, message: "cannot \(action) timer '\(id)': \(stateText); \(hint ?? defaultHint)"))
+    }
+
+    private func invalid(_ message: String) -> Result<[TimerEvent], CommandError> {
+        .failure(CommandError(code: .invalidArgument, message: message))
+    }
+
+    // MARK: Operations
+
+    private mutating func start(spec newSpec: TimerSpec?, startAt: Millis?, restart: Bool, at t: Millis, now: Millis) -> Result<[TimerEvent], CommandError> {
+        switch state {
+        case .running where !restart:
+            return refuse("start", hint: "it is already running; send reset first or start with restart: true")
+        case .paused where !restart:
+            return refuse("start", hint: "send resume to continue, reset first, or start with restart: true")
+        case .idle, .scheduled, .running, .paused, .expired, .finished, .cancelled:
+            break
+        }
+        if let startAt, startAt > now.saturatingAdd(Durations.maxMs) {
+            return invalid("start_at must be at most 7 days ahead, got \(iso8601(ms: startAt)) (\(Durations.describe(startAt - now)) ahead)")
+        }
+        if let newSpec {
+            do throws(SpecError) {
+                program = try newSpec.compile()
+            } catch {
+                return .failure(CommandError(code: .invalidSpec, message: error.message))
+            }
+            spec = newSpec
+        }
+        bump(at: t)
+        if let startAt, startAt > now {
+            state = .scheduled(startAtMs: startAt)
+            var scheduled = event(.scheduled, due: t, index: 0, phase: .scheduled)
+            scheduled.startAtMs = startAt
+            return .success([scheduled])
+        }
+        state = .running(run: firstRun(at: t))
+        return .success([event(.started, due: t, index: 0)])
+    }
+
+    private mutating func pause(at t: Millis) -> Result<[TimerEvent], CommandError> {
+        switch state {
+        case .running(var run):
+            run.activeMs += t - run.activeSinceMs
+            run.activeSinceMs = t
+            state = .paused(run: run, pausedAtMs: t)
+            bump(at: t)
+            return .success([event(.paused, due: t, index: run.index, phase: .paused)])
+        case .paused:
+            return refuse("pause", hint: "it is already paused; send resume to continue")
+        case .idle, .scheduled, .expired, .finished, .cancelled:
+            return refuse("pause")
+        }
+    }
+
+    private mutating func resume(at t: Millis) -> Result<[TimerEvent], CommandError> {
+        switch state {
+        case .paused(var run, let pausedAt):
+            run.segmentStartMs += t - pausedAt
+            run.activeSinceMs = t
+            state = .running(run: run)
+            bump(at: t)
+            return .success([event(.resumed, due: t, index: run.index, phase: phase(of: run))])
+        case .running:
+            return refuse("resume", hint: "it is already running")
+        case .idle, .scheduled, .expired, .finished, .cancelled:
+            return refuse("resume")
+        }
+    }
+
+    /// The run frozen at `t` as an ended record (running, paused or expired).
+    private func ended(at t: Millis, reason: FinishReason?, remainingZero: Bool) -> Ended? {
+        switch state {
+        case .running(var run):
+            run.activeMs += t - run.activeSinceMs
+            run.activeSinceMs = t
+            let elapsed = t - run.segmentStartMs
+            let remaining = remainingZero || run.overtime ? 0 : run.durationMs.map { max(0, $0 - elapsed) }
+            return Ended(atMs: t, run: run, segmentElapsedMs: elapsed, remainingMs: remaining, reason: reason)
+        case .paused(let run, let pausedAt):
+            let elapsed = pausedAt - run.segmentStartMs
+            let remaining = remainingZero || run.overtime ? 0 : run.durationMs.map { max(0, $0 - elapsed) }
+            return Ended(atMs: t, run: run, segmentElapsedMs: elapsed, remainingMs: remaining, reason: reason)
+        case .expired(let run, _):
+            return Ended(atMs: t, run: run, segmentElapsedMs: run.durationMs ?? 0, remainingMs: 0, reason: reason)
+        case .idle, .scheduled, .finished, .cancelled:
+            return nil
+        }
+    }
+
+    private mutating func cancel(at t: Millis) -> Result<[TimerEvent], CommandError> {
+        let index: Int
+        switch state {
+        case .scheduled:
+            state = .cancelled(Ended(atMs: t, run: nil, segmentElapsedMs: 0, remainingMs: program.segments[0].durationMs, reason: nil))
+            index = 0
+        case .running(let run), .paused(let run, _), .expired(let run, _):
+            guard let ended = ended(at: t, reason: nil, remainingZero: false) else { return refuse("cancel") }
+            state = .cancelled(ended)
+            index = run.index
+        case .idle, .finished, .cancelled:
+            return refuse("cancel", hint: "there is nothing to cancel")
+        }
+        bump(at: t)
+        return .success([event(.cancelled, due: t, index: index, phase: .cancelled)])
+    }
+
+    private mutating func reset(at t: Millis) -> Result<[TimerEvent], CommandError> {
+        if state == .idle { return .success([]) }
+        state = .idle
+        bump(at: t)
+        return .success([event(.reset, due: t, index: 0, phase: .idle)])
+    }
+
+    private mutating func finish(at t: Millis) -> Result<[TimerEvent], CommandError> {
+        switch state {
+        case .running(let run), .paused(let run, _), .expired(let run, _):
+            guard let ended = ended(at: t, reason: .finished, remainingZero: true) else { return refuse("finish") }
+            state = .finished(ended)
+            bump(at: t)
+            var finished = event(.finished, due: t, index: run.index, phase: .finished)
+            finished.finishedAtMs = t
+            finished.reason = .finished
+            return .success([finished])
+        case .idle, .scheduled:
+            return refuse("finish", hint: "it has not started; start it first")
+        case .finished, .cancelled:
+            return refuse("finish", hint: "there is nothing to finish")
+        }
+    }
+
+    private mutating func skip(at t: Millis) -> Result<[TimerEvent], CommandError> {
+        let run: Run
+        let paused: Bool
+        switch state {
+        case .running(let current):
+            run = current
+            paused = false
+        case .paused(let current, _):
+            run = current
+            paused = true
+        case .idle, .scheduled, .expired, .finished, .cancelled:
+            return refuse("skip")
+        }
+        bump(at: t)
+        if run.snoozed || run.overtime || run.index >= program.count - 1 {
+            guard let ended = ended(at: t, reason: .skipped, remainingZero: true) else { return refuse("skip") }
+            state = .finished(ended)
+            let skipped = event(.skipped, due: t, index: run.index, phase: .finished)
+            var finished = event(.finished, due: t, index: run.index, phase: .finished)
+            finished.finishedAtMs = t
+            finished.reason = .skipped
+            return .success([skipped, finished])
+        }
+        let next = self.run(run, entering: run.index + 1, at: t)
+        state = paused ? .paused(run: next, pausedAtMs: t) : .running(run: next)
+        return .success([event(.skipped, due: t, index: next.index)])
+    }
+
+    private mutating func back(at t: Millis) -> Result<[TimerEvent], CommandError> {
+        let run: Run
+        let paused: Bool
+        let reference: Millis
+        switch state {
+        case .running(let current):
+            (run, paused, reference) = (current, false, t)
+        case .paused(let current, let pausedAt):
+            (run, paused, reference) = (current, true, pausedAt)
+        case .idle, .scheduled, .expired, .finished, .cancelled:
+            return refuse("go back on")
+        }
+        let segmentElapsed = reference - run.segmentStartMs
+        var target = run.index
+        if !run.snoozed && !run.overtime && segmentElapsed < settings.backWindowMs && run.index > 0 {
+            target -= 1
+        }
+        var next = run
+        next.index = target
+        next.segmentStartMs = t
+        next.durationMs = run.snoozed ? run.durationMs : program.segments[target].durationMs
+        next.halfwayDone = run.snoozed
+        next.overtime = false
+        state = paused ? .paused(run: next, pausedAtMs: t) : .running(run: next)
+        bump(at: t)
+        return .success([event(.rewound, due: t, index: target)])
+    }
+
+    private mutating func adjust(seconds: Int, at t: Millis) -> Result<[TimerEvent], CommandError> {
+        let run: Run
+        let pausedAt: Millis?
+        switch state {
+        case .running(let current): (run, pausedAt) = (current, nil)
+        case .paused(let current, let at): (run, pausedAt) = (current, at)
+        case .expired:
+            return refuse("adjust", hint: "send snooze for more time, or ack")
+        case .idle, .scheduled, .finished, .cancelled:
+            return refuse("adjust")
+        }
+        if program.countsUp {
+            return refuse("adjust", hint: "a stopwatch counts up and cannot be adjusted")
+        }
+        guard let duration = run.durationMs else {
+            return refuse("adjust", hint: "the current segment is open-ended; skip or finish it instead")
+        }
+        let maxSeconds = Int(Durations.maxMs / 1000)
+        guard seconds != 0 else { return invalid("adjust needs a non-zero number of seconds, got 0") }
+        guard seconds.magnitude <= maxSeconds else {
+            return invalid("adjust must be between -7 days and 7 days, got \(Durations.describe(Millis(clamping: seconds) * 1000))")
+        }
+        let delta = Millis(seconds) * 1000
+        let segmentElapsed = (pausedAt ?? t) - run.segmentStartMs
+        let remaining = duration - segmentElapsed
+        let newRemaining = remaining + delta
+        if newRemaining > Durations.maxMs {
+            return invalid("adjust would leave \(Durations.describe(newRemaining)) in the segment; at most 7 days are allowed")
+        }
+        var adjusted = run
+        adjusted.durationMs = max(segmentElapsed, duration + delta)
+        bump(at: t)
+        var adjustedEvent = event(.adjusted, due: t, index: run.index, phase: pausedAt == nil ? phase(of: run) : .paused)
+        adjustedEvent.seconds = seconds
+        var events = [adjustedEvent]
+        if let pausedAt {
+            if newRemaining <= 0 {
+                // The paused segment is over: move on (still paused), or complete.
+                events.append(segmentEnded(adjusted, at: t, paused: true))
+            } else {
+                state = .paused(run: adjusted, pausedAtMs: pausedAt)
+            }
+        } else {
+            // A segment adjusted to end now ends in the advance that follows.
+            state = .running(run: adjusted)
+        }
+        return .success(events)
+    }
+
+    private mutating func ack(at t: Millis) -> Result<[TimerEvent], CommandError> {
+        guard case .expired(let run, _) = state else {
+            return refuse("ack", hint: "only an expired timer can be acknowledged")
+        }
+        state = .finished(Ended(atMs: t, run: run, segmentElapsedMs: run.durationMs ?? 0, remainingMs: 0, reason: .acknowledged))
+        bump(at: t)
+        let acknowledged = event(.acknowledged, due: t, index: run.index, phase: .finished)
+        var finished = event(.finished, due: t, index: run.index, phase: .finished)
+        finished.finishedAtMs = t
+        finished.reason = .acknowledged
+        return .success([acknowledged, finished])
+    }
+
+    private mutating func snooze(seconds: Int, at t: Millis) -> Result<[TimerEvent], CommandError> {
+        guard case .expired(let run, _) = state else {
+            return refuse("snooze", hint: "only an expired timer can be snoozed")
+        }
+        let maxSeconds = Int(Durations.maxMs / 1000)
+        guard seconds >= 1 && seconds <= maxSeconds else {
+            return invalid("snooze must be between 1 s and 7 days, got \(Durations.describe(Millis(clamping: seconds).multipliedReportingOverflow(by: 1000).partialValue))")
+        }
+        var snoozed = run
+        snoozed.segmentStartMs = t
+        snoozed.durationMs = Millis(seconds) * 1000
+        snoozed.activeSinceMs = t
+        snoozed.halfwayDone = true
+        snoozed.overtime = false
+        snoozed.snoozed = true
+        state = .running(run: snoozed)
+        bump(at: t)
+        var event = event(.snoozed, due: t, index: run.index)
+        event.seconds = seconds
+        return .success([event])
+    }
+}
