@@ -213,7 +213,13 @@ public final class PacerDatabase: Sendable {
     /// read-write connection would checkpoint or delete its WAL on close).
     /// Returns nil when the file is fine (or absent).
     private static func probe(path: String, migrator: DatabaseMigrator) -> OpenAttempt? {
-        guard DataDirectory.exists(path) else { return nil }
+        guard DataDirectory.exists(path) else {
+            // A WAL without its database would be replayed into a new, empty file.
+            if DataDirectory.exists(path + "-wal") {
+                return .unusable("its -wal file was left without the database file")
+            }
+            return nil
+        }
         guard DataDirectory.isRegularFile(path) else {
             return .unusable("it is not a regular file")
         }

@@ -129,6 +129,25 @@ struct RecoveryTests {
         }
     }
 
+    @Test("a WAL left without its database file is moved aside, not replayed into a new file")
+    func orphanWAL() throws {
+        try withTemporaryDirectory { root in
+            let database = try openFresh(root + "/live")
+            try database.apply(batch(upsert: [timer("a")]))
+            try FileManager.default.createDirectory(atPath: root + "/orphan", withIntermediateDirectories: false)
+            try FileManager.default.copyItem(atPath: database.path + "-wal", toPath: root + "/orphan/pacer.sqlite-wal")
+
+            let (fresh, recovery) = try PacerDatabase.open(directory: root + "/orphan")
+            #expect(recovery?.contains("its -wal file was left without the database file") == true)
+            let moved = contents(of: root + "/orphan").filter { $0.hasPrefix("pacer.sqlite.corrupt-") }
+            #expect(moved.count == 1)
+            #expect(moved.first?.hasSuffix("-wal") == true)
+            #expect(try fresh.loadTimers().isEmpty)
+            try fresh.apply(batch(upsert: [timer("b")]))
+            #expect(try fresh.loadTimers().map(\.id) == ["b"])
+        }
+    }
+
     @Test("an empty file is a valid empty database: no recovery")
     func emptyFile() throws {
         try withTemporaryDirectory { directory in
