@@ -1,0 +1,206 @@
+import Foundation
+import PacerCore
+import Yams
+
+/// One problem found in the configuration: where it is and what is wrong.
+public struct ConfigurationProblem: Sendable, Equatable, CustomStringConvertible {
+    /// The file (or `environment` / `command line`) the value came from.
+    public var source: String
+    /// Line in the file, when known.
+    public var line: Int?
+    /// Dotted key path, e.g. `broker.url` or `timers[2].spec.work`.
+    public var key: String
+    public var reason: String
+
+    public var description: String {
+        let place = line.map { "\(source):\($0)" } ?? source
+        return key.isEmpty ? "\(place): \(reason)" : "\(place): \(key): \(reason)"
+    }
+}
+
+/// A configuration that cannot be used; lists every problem found, not only the first.
+public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
+    public var problems: [ConfigurationProblem]
+    public var description: String {
+        problems.map(\.description).joined(separator: "\n")
+    }
+}
+
+/// A YAML document as a tree that remembers line numbers, read with typed accessors that
+/// record problems (with file, line and key) instead of stopping at the first one.
+struct ConfigTree {
+    enum Value {
+        case scalar(String, type: ScalarType, quoted: Bool)
+        case mapping([(key: String, value: ConfigTree)])
+        case sequence([ConfigTree])
+    }
+
+    /// What a plain YAML scalar resolves to (YAML 1.1 core schema, as Yams resolves it).
+    enum ScalarType { case null, bool, int, float, string }
+
+    var value: Value
+    var line: Int?
+
+    static func parse(yaml: String, source: String) throws(ConfigurationError) -> ConfigTree? {
+        let node: Node?
+        do {
+            node = try Yams.compose(yaml: yaml)
+        } catch let error as YamlError {
+            throw ConfigurationError(problems: [Self.problem(for: error, source: source)])
+        } catch {
+            throw ConfigurationError(problems: [.init(source: source, line: nil, key: "", reason: "\(error)")])
+        }
+        guard let node else { return nil }
+        return ConfigTree(node)
+    }
+
+    private static func problem(for error: YamlError, source: String) -> ConfigurationProblem {
+        switch error {
+        case let .scanner(_, problem, mark, _), let .parser(_, problem, mark, _), let .composer(_, problem, mark, _):
+            return .init(source: source, line: mark.line, key: "", reason: "invalid YAML: \(problem)")
+        case let .duplicatedKeysInMapping(duplicates, context):
+            return .init(source: source, line: context.mark.line, key: duplicates.joined(separator: ", "),
+                         reason: "key appears more than once")
+        default:
+            return .init(source: source, line: nil, key: "", reason: "invalid YAML: \(error)")
+        }
+    }
+
+    init(_ node: Node) {
+        line = node.mark?.line
+        switch node {
+        case .scalar(let scalar):
+            let type: ScalarType = node.null != nil ? .null : node.bool != nil ? .bool
+                : node.int != nil ? .int : node.float != nil ? .float : .string
+            value = .scalar(scalar.string, type: type, quoted: scalar.style != .plain && scalar.style != .any)
+        case .mapping(let mapping):
+            value = .mapping(mapping.map { pair in (pair.key.string ?? "\(pair.key)", ConfigTree(pair.value)) })
+        case .sequence(let sequence):
+            value = .sequence(sequence.map(ConfigTree.init))
+        case .alias(let alias):
+            value = .scalar("*\(alias)", type: .string, quoted: false)
+        }
+    }
+
+    init(value: Value, line: Int?) {
+        self.value = value
+        self.line = line
+    }
+
+    /// The value as JSON (for timer specs and presets, which the core validates).
+    var json: JSONValue {
+        switch value {
+        case .scalar(let text, let type, let quoted):
+            if quoted { return .string(text) }
+            switch type {
+            case .null: return .null
+            case .bool: return .bool(["true", "yes", "on"].contains(text.lowercased()))
+            case .int:
+                if let i = Int64(text) { return .number(Double(i)) }
+                return .string(text)
+            case .float:
+                if let d = Double(text) { return .number(d) }
+                return .string(text)
+            case .string: return .string(text)
+            }
+        case .mapping(let pairs):
+            var object: [String: JSONValue] = [:]
+            for pair in pairs { object[pair.key] = pair.value.json }
+            return .object(object)
+        case .sequence(let items):
+            return .array(items.map(\.json))
+        }
+    }
+}
+
+/// Reads a `ConfigTree`, collecting problems with their place.
+struct ConfigReader {
+    let source: String
+    var problems: [ConfigurationProblem] = []
+
+    mutating func fail(_ key: String, _ node: ConfigTree?, _ reason: String) {
+        problems.append(.init(source: source, line: node?.line, key: key, reason: reason))
+    }
+
+    /// The pairs of a mapping; reports keys not in `known`.
+    mutating func mapping(_ node: ConfigTree?, key: String, known: Set<String>) -> [String: ConfigTree] {
+        guard let node else { return [:] }
+        guard case .mapping(let pairs) = node.value else {
+            fail(key, node, "expected a mapping (key: value lines)")
+            return [:]
+        }
+        var result: [String: ConfigTree] = [:]
+        for pair in pairs {
+            let path = key.isEmpty ? pair.key : "\(key).\(pair.key)"
+            if !known.isEmpty, !known.contains(pair.key) {
+                let suggestion = known.sorted().joined(separator: ", ")
+                fail(path, pair.value, "unknown key; expected one of: \(suggestion)")
+                continue
+            }
+            result[pair.key] = pair.value
+        }
+        return result
+    }
+
+    mutating func sequence(_ node: ConfigTree?, key: String) -> [ConfigTree] {
+        guard let node else { return [] }
+        guard case .sequence(let items) = node.value else {
+            fail(key, node, "expected a list (lines starting with '- ')")
+            return []
+        }
+        return items
+    }
+
+    mutating func string(_ node: ConfigTree?, key: String) -> String? {
+        guard let node else { return nil }
+        guard case .scalar(let text, let type, _) = node.value, type != .null else {
+            fail(key, node, "expected a text value")
+            return nil
+        }
+        return text
+    }
+
+    mutating func int(_ node: ConfigTree?, key: String, range: ClosedRange<Int>) -> Int? {
+        guard let node else { return nil }
+        guard case .scalar(let text, _, _) = node.value, let value = Int(text) else {
+            fail(key, node, "expected a whole number")
+            return nil
+        }
+        guard range.contains(value) else {
+            fail(key, node, "must be between \(range.lowerBound) and \(range.upperBound), got \(value)")
+            return nil
+        }
+        return value
+    }
+
+    mutating func bool(_ node: ConfigTree?, key: String) -> Bool? {
+        guard let node else { return nil }
+        guard case .scalar(let text, _, _) = node.value else {
+            fail(key, node, "expected true or false")
+            return nil
+        }
+        switch text.lowercased() {
+        case "true", "yes", "on": return true
+        case "false", "no", "off": return false
+        default:
+            fail(key, node, "expected true or false, got '\(text)'")
+            return nil
+        }
+    }
+
+    /// A duration: `10s`, `1m30s`, `0:30`, or a number of seconds.
+    mutating func duration(_ node: ConfigTree?, key: String, range: ClosedRange<Millis>) -> Millis? {
+        guard let node else { return nil }
+        do {
+            let ms = try Durations.parse(node.json, field: key)
+            guard range.contains(ms) else {
+                fail(key, node, "must be between \(Durations.describe(range.lowerBound)) and \(Durations.describe(range.upperBound)), got \(Durations.describe(ms))")
+                return nil
+            }
+            return ms
+        } catch {
+            fail(key, node, error.message)
+            return nil
+        }
+    }
+}

@@ -1,0 +1,213 @@
+import Foundation
+import Logging
+import Mosquitto
+import PacerCore
+import PacerStore
+
+extension NodeEngine {
+    /// Handles one message from a `cmd` topic: parse, dedup, apply, reply (exactly one reply).
+    func command(_ message: MQTTMessage, now: Millis, into output: inout EngineOutput) {
+        let topicTimer = topics.timerID(ofCommandTopic: message.topic)
+        // MQTT 5 request/response: reply on the request's response topic with its correlation data.
+        let replyTopic = message.properties.responseTopic.flatMap { Self.isValidPublishTopic($0) ? $0 : nil } ?? topics.reply
+        func reply(_ body: JSONValue) {
+            output.replies.append(.init(topic: replyTopic, body: body, correlationData: message.properties.correlationData))
+        }
+
+        let parsed: NodeCommand
+        switch parser.parse(message.payload, timerID: topicTimer) {
+        case .success(let command):
+            parsed = command
+        case .failure(let error):
+            logger.notice("rejected a command", metadata: ["topic": "\(message.topic)", "code": "\(error.code.rawValue)", "reason": "\(error.message)"])
+            let id = parser.requestID(in: message.payload).map(JSONValue.string) ?? .null
+            reply(Self.errorBody(id: id, error))
+            return
+        }
+        let requestID: JSONValue = parsed.requestID.map(JSONValue.string) ?? .null
+
+        // A repeat of a request id within the window gets the first reply and changes nothing.
+        if let id = parsed.requestID, let first = ledger.reply(for: id, now: now) {
+            logger.debug("duplicate request answered from the ledger", metadata: ["id": "\(id)"])
+            reply(first)
+            return
+        }
+
+        output.rollback = (timers: parsed.timerID.map { [$0: timers[$0]] } ?? [:], ledger: ledger)
+        let body: JSONValue
+        switch execute(parsed, now: now, into: &output) {
+        case .success(let result):
+            body = result.merging(["id": requestID, "ok": .bool(true)])
+        case .failure(let error):
+            logger.notice("command refused", metadata: ["timer": "\(parsed.timerID ?? "-")", "code": "\(error.code.rawValue)", "reason": "\(error.message)"])
+            body = Self.errorBody(id: requestID, error)
+        }
+        if let id = parsed.requestID, Self.isRecordable(parsed.request) {
+            ledger.record(id: id, reply: body, now: now)
+            output.requests.append(RequestRecord(id: id, reply: JSONCoding.encode(body), atMs: now))
+        }
+        reply(body)
+    }
+
+    /// Read-only requests are not kept for dedup (answering them again is harmless and current).
+    static func isRecordable(_ request: NodeCommand.Request) -> Bool {
+        switch request {
+        case .list, .time, .history: false
+        case .timer, .create, .delete: true
+        }
+    }
+
+    private func execute(_ command: NodeCommand, now: Millis, into output: inout EngineOutput) -> Result<JSONValue, ReplyError> {
+        switch command.request {
+        case .timer(let id, let operation, let specJSON, let name):
+            return timerOperation(id: id, operation: operation, specJSON: specJSON, name: name, command: command, now: now, into: &output)
+        case .create(let id, let name, let specJSON):
+            if timers[id] != nil {
+                return .failure(.init(.timerExists, "timer '\(id)' already exists; delete it first, or start it with a new spec"))
+            }
+            switch makeMachine(id: id, name: name ?? id, specJSON: specJSON) {
+            case .failure(let error): return .failure(error)
+            case .success(let machine):
+                timers[id] = TimerEntry(machine: machine, restore: .resume, persistedRevision: -1)
+                output.timerChanged(id, events: [], forcePersist: true)
+                output.infoChanged = true
+                schedule(id)
+                return .success(timerReply(id, now: now))
+            }
+        case .delete(let id):
+            guard timers.removeValue(forKey: id) != nil else {
+                return .failure(unknownTimer(id))
+            }
+            deadlines.set(.timer(id), at: nil)
+            output.deletedTimers.append(id)
+            output.infoChanged = true
+            return .success(.object(["timer": .string(id), "deleted": .bool(true)]))
+        case .list:
+            let list: [JSONValue] = timers.keys.sorted().map { id in
+                let s = snapshot(of: timers[id]!, now: now)
+                return .object([
+                    "id": .string(id), "name": .string(s.name), "kind": .string(s.kind.rawValue),
+                    "status": .string(s.status.rawValue), "phase": .string(s.phase.rawValue),
+                    "remaining_ms": .optional(s.remainingMs), "display": .string(s.display), "revision": .int(s.revision),
+                ])
+            }
+            return .success(.object(["timers": .array(list)]))
+        case .time:
+            return .success(.object(["now_ms": .int(now), "now": .string(iso8601(ms: now))]))
+        case .history(let timer, let since, let limit):
+            guard let store else { return .success(.object(["events": .array([])])) }
+            do {
+                let records = try store.history(HistoryQuery(timer: timer, sinceMs: since, limit: limit))
+                return .success(.object(["events": .array(records.map { JSONCoding.decode($0.payload) ?? .null })]))
+            } catch {
+                return .failure(.init(.storageFailure, "could not read the history: \(error)"))
+            }
+        }
+    }
+
+    private func timerOperation(id: String, operation: TimerOperation, specJSON: JSONValue?, name: String?,
+                                command: NodeCommand, now: Millis, into output: inout EngineOutput) -> Result<JSONValue, ReplyError> {
+        var newSpec: TimerSpec?
+        if let specJSON {
+            switch parseSpec(specJSON) {
+            case .success(let spec): newSpec = spec
+            case .failure(let error): return .failure(error)
+            }
+        }
+        var created = false
+        if timers[id] == nil {
+            guard case .start = operation, let newSpec else {
+                return .failure(unknownTimer(id))
+            }
+            guard timers.count < configuration.limits.maxTimers else {
+                return .failure(.init(.tooManyTimers, "the node already has \(timers.count) timers (limits.max_timers); delete one first"))
+            }
+            do {
+                let machine = try TimerMachine(id: id, name: name ?? id, spec: newSpec, settings: configuration.timerSettings)
+                timers[id] = TimerEntry(machine: machine, restore: .resume, persistedRevision: -1)
+                created = true
+                output.infoChanged = true
+            } catch {
+                return .failure(.init(.invalidSpec, error.message))
+            }
+        }
+        var entry = timers[id]!
+        var operation = operation
+        if case .start(_, let startAt, let restart) = operation, let newSpec, !created {
+            operation = .start(spec: newSpec, startAt: startAt, restart: restart)
+        }
+        if let name, name != entry.machine.name {
+            entry.machine.rename(name)
+            output.infoChanged = true
+        }
+        let result = entry.machine.handle(TimerCommand(operation: operation, at: command.at, ifRevision: command.ifRevision), now: now)
+        switch result {
+        case .success(let events):
+            timers[id] = entry
+            output.timerChanged(id, events: events, forcePersist: created)
+            schedule(id)
+            return .success(timerReply(id, now: now))
+        case .failure(let error):
+            if created { timers[id] = nil; output.infoChanged = false }
+            return .failure(Self.replyError(error))
+        }
+    }
+
+    private func makeMachine(id: String, name: String, specJSON: JSONValue) -> Result<TimerMachine, ReplyError> {
+        guard timers.count < configuration.limits.maxTimers else {
+            return .failure(.init(.tooManyTimers, "the node already has \(timers.count) timers (limits.max_timers); delete one first"))
+        }
+        switch parseSpec(specJSON) {
+        case .failure(let error): return .failure(error)
+        case .success(let spec):
+            do {
+                return .success(try TimerMachine(id: id, name: name, spec: spec, settings: configuration.timerSettings))
+            } catch {
+                return .failure(.init(.invalidSpec, error.message))
+            }
+        }
+    }
+
+    private func parseSpec(_ json: JSONValue) -> Result<TimerSpec, ReplyError> {
+        do {
+            let spec = try TimerSpec(json: json, presets: configuration.presets)
+            _ = try spec.compile()
+            if let source = spec.hrSource, !heartRate.isSource(source) {
+                let known = configuration.heartRate.sources.map(\.name)
+                return .failure(.init(.invalidSpec, "hr_source '\(source)' is not a configured heart-rate source" + (known.isEmpty ? " (none are configured)" : "; use one of \(known.joined(separator: ", "))")))
+            }
+            return .success(spec)
+        } catch {
+            return .failure(.init(.invalidSpec, error.message))
+        }
+    }
+
+    private func timerReply(_ id: String, now: Millis) -> JSONValue {
+        let snap = snapshot(of: timers[id]!, now: now)
+        return .object(["timer": .string(id), "revision": .int(snap.revision), "state": snap.json])
+    }
+
+    private func unknownTimer(_ id: String) -> ReplyError {
+        .init(.unknownTimer, "there is no timer '\(id)'; create it first, or start it with a spec: {\"action\":\"start\",\"spec\":{\"kind\":\"countdown\",\"duration\":\"5m\"}}")
+    }
+
+    static func replyError(_ error: CommandError) -> ReplyError {
+        let code: ReplyErrorCode = switch error.code {
+        case .invalidState: .invalidState
+        case .revisionConflict: .revisionConflict
+        case .invalidArgument: .invalidArgument
+        case .invalidSpec: .invalidSpec
+        case .malformed: .badJSON
+        case .notFound: .unknownTimer
+        case .alreadyExists: .timerExists
+        case .limitExceeded: .tooManyTimers
+        case .internal: .storageFailure
+        }
+        return ReplyError(code, error.message)
+    }
+
+    /// A topic we may publish a reply to: no wildcards, not empty, not `$`-reserved.
+    static func isValidPublishTopic(_ topic: String) -> Bool {
+        !topic.isEmpty && !topic.contains("+") && !topic.contains("#") && !topic.hasPrefix("$") && topic.utf8.count < 65_536
+    }
+}

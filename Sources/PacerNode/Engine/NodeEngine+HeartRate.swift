@@ -1,0 +1,44 @@
+import Logging
+import Mosquitto
+import PacerCore
+
+extension NodeEngine {
+    /// A message on a heart-rate source topic.
+    func heartRateMessage(_ message: MQTTMessage, now: Millis, into output: inout EngineOutput) {
+        switch heartRate.receive(topic: message.topic, payload: message.payload, now: now) {
+        case .notASource:
+            logger.debug("message on an unexpected topic", metadata: ["topic": "\(message.topic)"])
+        case .unreadable(let source, let reason):
+            logOnce(source, "a heart-rate reading could not be read; it is ignored", reason)
+        case .outOfRange(let source, let bpm):
+            logOnce(source, "a heart-rate reading outside 25…250 bpm is ignored", "\(bpm) bpm")
+        case .accepted(let source, let bpm, let changed):
+            if let stale = heartRate.staleAt(source) { deadlines.set(.heartRate(source), at: stale) }
+            guard changed else { return }
+            for id in timers(boundTo: source) {
+                output.heartRateTopics[id] = String(bpm)
+            }
+        }
+    }
+
+    /// The source went quiet for the staleness window: its timers show an empty `hr`.
+    func heartRateWentStale(_ source: String, now: Millis, into output: inout EngineOutput) {
+        guard heartRate.current(source, now: now) == nil else {
+            if let stale = heartRate.staleAt(source) { deadlines.set(.heartRate(source), at: stale) }
+            return
+        }
+        logger.info("heart-rate source went stale", metadata: ["source": "\(source)"])
+        for id in timers(boundTo: source) {
+            output.heartRateTopics[id] = ""
+        }
+    }
+
+    func timers(boundTo source: String) -> [String] {
+        timers.keys.sorted().filter { heartRate.sourceName(for: timers[$0]!.machine.spec.hrSource) == source }
+    }
+
+    private func logOnce(_ source: String, _ message: Logger.Message, _ detail: String) {
+        guard loggedHeartRateProblems.insert(source).inserted else { return }
+        logger.warning(message, metadata: ["source": "\(source)", "value": "\(detail)"])
+    }
+}

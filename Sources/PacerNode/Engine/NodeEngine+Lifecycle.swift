@@ -1,0 +1,133 @@
+import Foundation
+import Logging
+import Mosquitto
+import PacerCore
+import PacerStore
+
+extension NodeEngine {
+    /// Brings back every saved timer and creates the declared ones, before anything is
+    /// published (SPEC §5). Events that fell due while the node was down are published once
+    /// (the terminal one with `late_ms`); cues are not replayed.
+    func restore() async {
+        var output = EngineOutput()
+        let now = clock.now()
+        clockSynchronized = ClockSync.isSynchronized()
+        if clockSynchronized == false {
+            logger.warning("the system clock is not synchronised yet; restored timers are evaluated against it as it is (see docs/deployment.md for ordering after time-sync.target)")
+        }
+        let declared = Dictionary(configuration.timers.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        if let store {
+            do {
+                for record in try store.loadTimers() {
+                    restoreTimer(record, declared: declared[record.id], now: now, into: &output)
+                }
+                for request in try store.loadRequests(sinceMs: now - configuration.limits.dedupWindowMs) {
+                    if let reply = JSONCoding.decode(request.reply) {
+                        ledger.record(id: request.id, reply: reply, now: request.atMs)
+                    }
+                }
+            } catch {
+                logger.error("could not read the saved timers; starting without them", metadata: ["error": "\(error)"])
+            }
+        }
+        for timer in configuration.timers where timers[timer.id] == nil {
+            do {
+                let spec = try TimerSpec(json: timer.spec, presets: configuration.presets)
+                let machine = try TimerMachine(id: timer.id, name: timer.name, spec: spec, settings: configuration.timerSettings)
+                timers[timer.id] = TimerEntry(machine: machine, restore: timer.restore, persistedRevision: -1)
+                output.timerChanged(timer.id, events: [], forcePersist: true)
+            } catch {
+                // The configuration was validated at load; this cannot happen unless it changed.
+                logger.error("declared timer is invalid", metadata: ["timer": "\(timer.id)", "error": "\(error)"])
+            }
+        }
+        logger.info("timers ready", metadata: ["count": "\(timers.count)"])
+        rescheduleAll()
+        // Written now; published when the broker connection comes up (republishAll).
+        output.republishAll = true
+        await commitWithoutPublishing(output)
+    }
+
+    private func restoreTimer(_ record: TimerRecord, declared: TimerDeclaration?, now: Millis, into output: inout EngineOutput) {
+        var machine: TimerMachine
+        do {
+            machine = try JSONDecoder().decode(TimerMachine.self, from: Data(record.machine))
+        } catch {
+            logger.error("a saved timer could not be read and is dropped", metadata: ["timer": "\(record.id)", "error": "\(error)"])
+            output.deletedTimers.append(record.id)
+            return
+        }
+        machine.settings = configuration.timerSettings
+        let policy = declared?.restore ?? record.restorePolicy.flatMap(RestorePolicy.init(rawValue:)) ?? .resume
+        let age = now - record.updatedAtMs
+        var events: [TimerEvent] = []
+        if age > configuration.retention.restoreMaxAgeMs || policy == .discard {
+            if machine.status != .idle {
+                let reason = policy == .discard ? "its restore policy is discard" : "it is older than restore.max_age (\(Durations.describe(configuration.retention.restoreMaxAgeMs)))"
+                logger.notice("saved state discarded: \(reason)", metadata: ["timer": "\(record.id)", "age_ms": "\(age)"])
+                if case .success(let e) = machine.handle(TimerCommand(operation: .reset, at: nil, ifRevision: nil), now: now) { events += e }
+            }
+        } else if policy == .pause, machine.status == .running {
+            // Paused with the remaining time it had at the last write.
+            let lastWrite = max(record.updatedAtMs, 0)
+            events += machine.advance(to: lastWrite)
+            if machine.status == .running,
+               case .success(let e) = machine.handle(TimerCommand(operation: .pause, at: nil, ifRevision: nil), now: lastWrite) {
+                events += e
+            }
+            events += machine.advance(to: now)
+        } else {
+            events += machine.advance(to: now)
+        }
+        // Never publish an event twice across restarts: drop any that the store already holds.
+        if let store {
+            events = events.filter { event in
+                guard EngineOutput.isTransition(event.type) else { return true }
+                return (try? store.hasEvent(timer: event.timer, type: event.type.rawValue, revision: event.revision)) != true
+            }
+        }
+        timers[record.id] = TimerEntry(machine: machine, restore: policy, persistedRevision: record.revision)
+        output.timerChanged(record.id, events: events)
+        if !events.isEmpty {
+            logger.info("restored timer caught up", metadata: ["timer": "\(record.id)", "status": "\(machine.status.rawValue)", "events": "\(events.map(\.type.rawValue))"])
+        }
+    }
+
+    /// Writes the restore results and keeps their events in the outbox until connected.
+    private func commitWithoutPublishing(_ output: EngineOutput) async {
+        let batch = makeBatch(output, now: clock.now())
+        guard let store, !batch.isEmpty else { return }
+        do { try store.apply(batch) } catch {
+            logger.error("could not write the restored state", metadata: ["error": "\(error)"])
+        }
+    }
+
+    func connectionChanged(_ event: MQTTConnectionEvent, now: Millis, into output: inout EngineOutput) {
+        switch event {
+        case .connected(let sessionPresent):
+            connected = true
+            logger.info("connected to the broker", metadata: ["broker": "\(configuration.broker.url)", "session_present": "\(sessionPresent)"])
+            output.republishAll = true
+        case .disconnected(let reason):
+            connected = false
+            logger.warning("lost the broker connection; reconnecting", metadata: ["reason": "\(reason)"])
+        case .refused(let error):
+            connected = false
+            logger.error("the broker refused the connection", metadata: ["error": "\(error)"])
+        case .loopExited(let error):
+            connected = false
+            logger.critical("the MQTT network thread stopped", metadata: ["error": "\(error)"])
+        }
+    }
+}
+
+/// Whether the system clock is synchronised, as systemd-timesyncd reports it.
+enum ClockSync {
+    /// nil when it cannot be told (no systemd-timesyncd, e.g. chrony or a container).
+    static func isSynchronized() -> Bool? {
+        let fm = FileManager.default
+        if fm.fileExists(atPath: "/run/systemd/timesync/synchronized") { return true }
+        if fm.fileExists(atPath: "/run/systemd/timesync") { return false }
+        return nil
+    }
+}

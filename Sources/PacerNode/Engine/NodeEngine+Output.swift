@@ -1,0 +1,247 @@
+import Foundation
+import Logging
+import Mosquitto
+import PacerCore
+import PacerStore
+
+/// What handling one input decided to write and publish. Built by the handlers, carried out
+/// by `NodeEngine.commit(_:)` — the one place where the node writes and publishes.
+struct EngineOutput {
+    struct Reply {
+        var topic: String
+        var body: JSONValue
+        var correlationData: [UInt8]?
+    }
+
+    /// Timers whose state may have changed, in first-touched order.
+    private(set) var changedTimers: [String] = []
+    private var changedSet: Set<String> = []
+    /// Timers whose anchors moved without a new revision (a clock jump): write them anyway.
+    private(set) var forcePersist: Set<String> = []
+    /// Events in the order they happened.
+    private(set) var events: [TimerEvent] = []
+    var deletedTimers: [String] = []
+    var replies: [Reply] = []
+    var requests: [RequestRecord] = []
+    /// Plain `hr` values to publish: timer id → text ("" when unknown).
+    var heartRateTopics: [String: String] = [:]
+    var infoChanged = false
+    /// A (re)connect: publish every retained topic again.
+    var republishAll = false
+    /// Undo information for a command: if its write fails, nothing it changed may stay.
+    var rollback: (timers: [String: NodeEngine.TimerEntry?], ledger: RequestLedger)?
+
+    mutating func timerChanged(_ id: String, events newEvents: [TimerEvent], forcePersist force: Bool = false) {
+        if changedSet.insert(id).inserted { changedTimers.append(id) }
+        if force { forcePersist.insert(id) }
+        events += newEvents
+    }
+
+    /// Events that only cue a beep or a display (no state transition) are published but not
+    /// written: they would wear the SD card and are never replayed after a restart anyway.
+    static func isTransition(_ type: EventType) -> Bool {
+        switch type {
+        case .countdown, .halfway, .alert: false
+        default: true
+        }
+    }
+}
+
+extension NodeEngine {
+    /// Writes, then publishes, what one input decided (store first: nothing is published or
+    /// acknowledged before it is durable).
+    func commit(_ output: EngineOutput) async {
+        var output = output
+        let now = clock.now()
+        let batch = makeBatch(output, now: now)
+
+        var seqs: [Int64] = []
+        if let store, !batch.isEmpty {
+            do {
+                seqs = try store.apply(batch)
+            } catch {
+                logger.error("could not write to the database; the change is not applied", metadata: ["error": "\(error)"])
+                if let rollback = output.rollback {
+                    for (id, entry) in rollback.timers { timers[id] = entry }
+                    ledger = rollback.ledger
+                    for id in output.changedTimers { schedule(id) }
+                    var failed = EngineOutput()
+                    failed.replies = output.replies.map { reply in
+                        var reply = reply
+                        reply.body = Self.errorBody(id: reply.body.object?["id"] ?? .null,
+                                                    ReplyError(.storageFailure, "the node could not save the command (\(error)); nothing changed, try again"))
+                        return reply
+                    }
+                    output = failed
+                } else {
+                    // A transition that cannot be written still happens on the clock; keep publishing.
+                    for id in output.changedTimers { timers[id]?.persistedRevision = -1 }
+                }
+            }
+        }
+
+        if output.republishAll { await publishEverything(now: now) }
+        for event in output.events {
+            await publish(to: topics.timer(event.timer).event, JSONCoding.encode(event.json), retain: false)
+        }
+        for id in output.deletedTimers {
+            for topic in topics.timer(id).retained { await publish(to: topic, [], retain: true) }
+        }
+        if !output.republishAll {
+            for id in output.changedTimers { await publishTimer(id, now: now, force: false) }
+            for (id, value) in output.heartRateTopics.sorted(by: { $0.key < $1.key }) where !output.changedSet(contains: id) {
+                await publishPlain(id, topic: topics.timer(id).hr, value: value, force: false)
+            }
+            if output.infoChanged { await publishInfo() }
+        }
+        for reply in output.replies {
+            var properties = MQTTProperties.none
+            if let correlation = reply.correlationData { properties.correlationData = correlation }
+            await publish(to: reply.topic, JSONCoding.encode(reply.body), retain: false, properties: properties)
+        }
+        if let store, !seqs.isEmpty {
+            var mark = StoreBatch()
+            mark.markPublished = seqs
+            do { try store.apply(mark) } catch {
+                logger.error("could not mark events as published", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// The store writes of an output: changed timers (when their revision moved), transition
+    /// events into the outbox, deletions and request ids. Marks the timers as persisted.
+    func makeBatch(_ output: EngineOutput, now: Millis) -> StoreBatch {
+        var batch = StoreBatch()
+        for id in output.changedTimers {
+            guard var entry = timers[id] else { continue }
+            if entry.machine.revision != entry.persistedRevision || output.forcePersist.contains(id) {
+                batch.upsertTimers.append(record(for: entry, now: now))
+                entry.persistedRevision = entry.machine.revision
+                timers[id] = entry
+            }
+        }
+        batch.appendEvents = output.events.filter { EngineOutput.isTransition($0.type) }.map { event in
+            EventRecord(seq: nil, timer: event.timer, type: event.type.rawValue, revision: event.revision,
+                        dueMs: event.dueMs, atMs: event.atMs, payload: JSONCoding.encode(event.json), published: false)
+        }
+        batch.deleteTimers = output.deletedTimers
+        batch.requests = output.requests
+        return batch
+    }
+
+    /// Publishes `status`, `info`, every timer's retained topics and any event that was
+    /// written but not yet published (the outbox) — on every (re)connect.
+    func publishEverything(now: Millis) async {
+        await publish(to: topics.status, Array("online".utf8), retain: true)
+        await publishInfo()
+        for id in timers.keys.sorted() { await publishTimer(id, now: now, force: true) }
+        await flushOutbox()
+    }
+
+    /// Publishes events that were written before a crash or a disconnect but never published.
+    func flushOutbox() async {
+        guard let store else { return }
+        do {
+            let pending = try store.unpublishedEvents()
+            guard !pending.isEmpty else { return }
+            for event in pending {
+                await publish(to: topics.timer(event.timer).event, event.payload, retain: false)
+            }
+            var mark = StoreBatch()
+            mark.markPublished = pending.compactMap(\.seq)
+            try store.apply(mark)
+            logger.info("published events left over from before", metadata: ["count": "\(pending.count)"])
+        } catch {
+            logger.error("could not read the event outbox", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// The retained `state` JSON and every plain topic whose value changed (all with `force`).
+    func publishTimer(_ id: String, now: Millis, force: Bool) async {
+        guard let entry = timers[id] else { return }
+        let snap = snapshot(of: entry, now: now)
+        let t = topics.timer(id)
+        if force { timers[id]?.lastPlain = [:] }
+        await publish(to: t.state, JSONCoding.encode(snap.json), retain: true)
+        let plain: [(String, String)] = [
+            (t.remaining, String(snap.remainingSeconds)),
+            (t.display, snap.display),
+            (t.phase, snap.phase.rawValue),
+            (t.round, String(snap.round)),
+            (t.rounds, String(snap.rounds)),
+            (t.hr, snap.hr.map(String.init) ?? ""),
+        ]
+        for (topic, value) in plain {
+            await publishPlain(id, topic: topic, value: value, force: force)
+        }
+    }
+
+    func publishPlain(_ id: String, topic: String, value: String, force: Bool) async {
+        guard timers[id] != nil else { return }
+        if !force, timers[id]?.lastPlain[topic] == value { return }
+        timers[id]?.lastPlain[topic] = value
+        await publish(to: topic, Array(value.utf8), retain: true)
+    }
+
+    func publishInfo() async {
+        await publish(to: topics.info, JSONCoding.encode(infoBody()), retain: true)
+    }
+
+    func infoBody() -> JSONValue {
+        let list: [JSONValue] = timers.keys.sorted().map { id in
+            .object(["id": .string(id), "name": .string(timers[id]!.machine.name)])
+        }
+        var info: [String: JSONValue] = [
+            "version": .string(version),
+            "node": .string(configuration.nodeID),
+            "base_topic": .string(topics.base),
+            "timers": .array(list),
+            "capabilities": .array([
+                "interval", "rest", "countdown", "stopwatch", "program", "presets", "heart_rate",
+                "time_sync", "dedup", "if_revision", "start_at", "history", "mqtt5_response_topic",
+            ].map { .string($0) }),
+            "presets": .array((Presets.builtInNames + configuration.presets.keys.sorted()).map { .string($0) }),
+            "heart_rate_sources": .array(configuration.heartRate.sources.map { .string($0.name) }),
+            "started_at_ms": .int(startedAtMs),
+        ]
+        if let synced = clockSynchronized { info["clock_synchronized"] = .bool(synced) }
+        return .object(info)
+    }
+
+    /// A snapshot with the node's heart-rate fields filled in.
+    func snapshot(of entry: TimerEntry, now: Millis) -> TimerSnapshot {
+        var snap = entry.machine.snapshot(at: now)
+        if let reading = heartRate.current(heartRate.sourceName(for: entry.machine.spec.hrSource), now: now) {
+            snap.hr = reading.bpm
+            snap.hrAgeMs = now - reading.atMs
+            snap.hrZone = heartRate.zone(for: reading.bpm)
+        }
+        return snap
+    }
+
+    func record(for entry: TimerEntry, now: Millis) -> TimerRecord {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let blob = (try? Array(encoder.encode(entry.machine))) ?? []
+        return TimerRecord(id: entry.machine.id, machine: blob, revision: entry.machine.revision,
+                           restorePolicy: entry.restore.rawValue, updatedAtMs: now)
+    }
+
+    /// One publish; failures are logged, never fatal (QoS 1 is queued by libmosquitto while
+    /// disconnected, and everything retained is republished on reconnect).
+    func publish(to topic: String, _ payload: [UInt8], retain: Bool, properties: MQTTProperties = .none) async {
+        do {
+            try await client.publish(to: topic, payload: payload, qos: .atLeastOnce, retain: retain, properties: properties)
+        } catch {
+            logger.debug("publish failed", metadata: ["topic": "\(topic)", "error": "\(error)"])
+        }
+    }
+
+    static func errorBody(id: JSONValue, _ error: ReplyError) -> JSONValue {
+        .object(["id": id, "ok": .bool(false), "error": .object(["code": .string(error.code.rawValue), "message": .string(error.message)])])
+    }
+}
+
+extension EngineOutput {
+    func changedSet(contains id: String) -> Bool { changedSet.contains(id) }
+}

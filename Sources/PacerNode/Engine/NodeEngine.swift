@@ -1,0 +1,182 @@
+import Foundation
+import Logging
+import Mosquitto
+import PacerCore
+import PacerStore
+
+/// What the engine loop handles, one at a time, in arrival order.
+enum EngineInput: Sendable {
+    case message(MQTTMessage)
+    case connection(MQTTConnectionEvent)
+    /// The deadline alarm fired.
+    case deadline
+    /// A request from inside the process (tests, `pacer` in-process use).
+    case inspect(@Sendable (EngineView) -> Void)
+}
+
+/// A read-only view of the engine for inspection.
+struct EngineView: Sendable {
+    var now: Millis
+    var snapshots: [String: TimerSnapshot]
+    var scheduledDeadlines: Int
+}
+
+/// The one owner of all timers (SPEC §3, issue 4).
+///
+/// Commands, deadlines and connection changes arrive on one stream and are handled strictly
+/// in order by `run()`, so a command and a deadline never race. Everything the engine decides
+/// to write or publish goes through `commit(_:)` (NodeEngine+Output.swift): the store first
+/// (durable), then the broker.
+actor NodeEngine {
+    struct TimerEntry {
+        var machine: TimerMachine
+        var restore: RestorePolicy
+        /// The revision last written to the store.
+        var persistedRevision: Int
+        /// Last value published on each plain retained topic (only changes are republished).
+        var lastPlain: [String: String] = [:]
+    }
+
+    let configuration: NodeConfiguration
+    let topics: Topics
+    let client: MQTTClient
+    let store: PacerDatabase?
+    let logger: Logger
+    let version: String
+    let parser: CommandParser
+
+    var clock: NodeClock
+    var timers: [String: TimerEntry] = [:]
+    var ledger: RequestLedger
+    var heartRate: HeartRateMonitor
+    var deadlines = DeadlineQueue()
+    var connected = false
+    /// Sources whose out-of-range readings were logged already (logged once each).
+    var loggedHeartRateProblems: Set<String> = []
+    var startedAtMs: Millis
+    var clockSynchronized: Bool?
+
+    let inputs: AsyncStream<EngineInput>
+    let inputContinuation: AsyncStream<EngineInput>.Continuation
+    let alarm: DeadlineAlarm
+
+    init(configuration: NodeConfiguration, client: MQTTClient, store: PacerDatabase?, logger: Logger,
+         clock: NodeClock = NodeClock(), version: String = PacerVersion.current) {
+        self.configuration = configuration
+        self.topics = Topics(base: configuration.baseTopic)
+        self.client = client
+        self.store = store
+        self.logger = logger
+        self.version = version
+        self.clock = clock
+        self.parser = CommandParser(maxPayloadBytes: configuration.limits.maxPayloadBytes)
+        self.ledger = RequestLedger(windowMs: configuration.limits.dedupWindowMs)
+        self.heartRate = HeartRateMonitor(settings: configuration.heartRate)
+        self.startedAtMs = clock.now()
+        let (stream, continuation) = AsyncStream<EngineInput>.makeStream()
+        self.inputs = stream
+        self.inputContinuation = continuation
+        self.alarm = DeadlineAlarm { continuation.yield(.deadline) }
+    }
+
+    /// Hands an input to the loop (safe from any task or thread).
+    nonisolated func submit(_ input: EngineInput) {
+        inputContinuation.yield(input)
+    }
+
+    /// Ends the loop after the inputs already queued.
+    nonisolated func finish() {
+        inputContinuation.finish()
+    }
+
+    /// The loop: handles every input in order until `finish()`.
+    func run() async {
+        rescheduleAll()
+        for await input in inputs {
+            await handle(input)
+        }
+        alarm.cancel()
+    }
+
+    private func handle(_ input: EngineInput) async {
+        var output = EngineOutput()
+        checkClock(&output)
+        let now = clock.now()
+        switch input {
+        case .message(let message):
+            route(message, now: now, into: &output)
+        case .connection(let event):
+            connectionChanged(event, now: now, into: &output)
+        case .deadline:
+            for owner in deadlines.popDue(now: now) {
+                switch owner {
+                case .timer(let id): advanceTimer(id, now: now, into: &output)
+                case .heartRate(let source): heartRateWentStale(source, now: now, into: &output)
+                }
+            }
+        case .inspect(let body):
+            body(EngineView(now: now, snapshots: timers.mapValues { snapshot(of: $0, now: now) }, scheduledDeadlines: deadlines.count))
+        }
+        await commit(output)
+        armAlarm()
+    }
+
+    // MARK: - Routing
+
+    private func route(_ message: MQTTMessage, now: Millis, into output: inout EngineOutput) {
+        if message.topic == topics.command || topics.timerID(ofCommandTopic: message.topic) != nil {
+            if message.retain {
+                // Never replay a stale command that a client left retained on a command topic.
+                logger.notice("ignored a retained command", metadata: ["topic": "\(message.topic)"])
+                return
+            }
+            command(message, now: now, into: &output)
+        } else {
+            heartRateMessage(message, now: now, into: &output)
+        }
+    }
+
+    // MARK: - Deadlines
+
+    func advanceTimer(_ id: String, now: Millis, into output: inout EngineOutput) {
+        guard var entry = timers[id] else { return }
+        let events = entry.machine.advance(to: now)
+        timers[id] = entry
+        output.timerChanged(id, events: events)
+        schedule(id)
+    }
+
+    /// Sets the timer's one deadline from the core's `nextDeadline`.
+    func schedule(_ id: String) {
+        guard let entry = timers[id] else {
+            deadlines.set(.timer(id), at: nil)
+            return
+        }
+        deadlines.set(.timer(id), at: entry.machine.nextDeadline(after: clock.now()))
+    }
+
+    func rescheduleAll() {
+        for id in timers.keys { schedule(id) }
+    }
+
+    private func armAlarm() {
+        alarm.arm(at: deadlines.earliest().map { clock.instant(for: $0) })
+    }
+
+    /// Detects a wall-clock step and moves every running timer's anchors with it.
+    private func checkClock(_ output: inout EngineOutput) {
+        guard let delta = clock.checkForJump() else { return }
+        logger.warning("the wall clock jumped; running timers keep their remaining time and ends_at moves with the clock",
+                       metadata: ["jump_ms": "\(delta)"])
+        for id in timers.keys {
+            timers[id]!.machine.shiftAnchors(by: delta)
+            output.timerChanged(id, events: [], forcePersist: true)
+        }
+        rescheduleAll()
+    }
+}
+
+/// The version of Pacer, reported in `info` and `pacer --version`.
+public enum PacerVersion {
+    public static let current = "0.1.0"
+}

@@ -1,0 +1,106 @@
+import Foundation
+import PacerCore
+
+/// The latest heart-rate reading of each configured source, with staleness (SPEC §4).
+///
+/// A reading is kept with the node instant it arrived; it is fresh for `staleAfterMs`, after
+/// which the source reads as unknown (published empty, never 0 and never the last value).
+/// Readings outside 25…250 bpm are ignored; the caller logs the first one of each source.
+struct HeartRateMonitor {
+    struct Reading: Equatable {
+        var bpm: Int
+        var atMs: Millis
+    }
+
+    enum Outcome: Equatable {
+        /// Accepted; `changed` is false when the bpm equals the previous fresh reading.
+        case accepted(source: String, bpm: Int, changed: Bool)
+        case outOfRange(source: String, bpm: Double)
+        case unreadable(source: String, reason: String)
+        case notASource
+    }
+
+    static let validRange = 25...250
+
+    let settings: HeartRateSettings
+    private(set) var readings: [String: Reading] = [:]
+    private let sourceByTopic: [String: HeartRateSource]
+
+    init(settings: HeartRateSettings) {
+        self.settings = settings
+        var byTopic: [String: HeartRateSource] = [:]
+        for source in settings.sources where byTopic[source.topic] == nil { byTopic[source.topic] = source }
+        sourceByTopic = byTopic
+    }
+
+    var topics: [String] { settings.sources.map(\.topic) }
+
+    /// The source a timer reads: its `hr_source`, else the first configured source.
+    func sourceName(for bound: String?) -> String? {
+        bound ?? settings.sources.first?.name
+    }
+
+    func isSource(_ name: String) -> Bool { settings.sources.contains { $0.name == name } }
+
+    /// Takes a message from a heart-rate topic.
+    mutating func receive(topic: String, payload: [UInt8], now: Millis) -> Outcome {
+        guard let source = sourceByTopic[topic] else { return .notASource }
+        let value: Double
+        switch Self.parse(payload, field: source.field) {
+        case .success(let v): value = v
+        case .failure(let error): return .unreadable(source: source.name, reason: error.description)
+        }
+        guard value.isFinite, Self.validRange.contains(Int(value.rounded())) else {
+            return .outOfRange(source: source.name, bpm: value)
+        }
+        let bpm = Int(value.rounded())
+        let before = current(source.name, now: now)
+        readings[source.name] = Reading(bpm: bpm, atMs: now)
+        return .accepted(source: source.name, bpm: bpm, changed: before?.bpm != bpm)
+    }
+
+    /// The fresh reading of a source at `now`, or nil when unknown or stale.
+    func current(_ source: String?, now: Millis) -> Reading? {
+        guard let source, let reading = readings[source], now - reading.atMs < settings.staleAfterMs else { return nil }
+        return reading
+    }
+
+    /// When the current reading of `source` goes stale (a deadline for the scheduler).
+    func staleAt(_ source: String) -> Millis? {
+        readings[source].map { $0.atMs + settings.staleAfterMs }
+    }
+
+    /// Zone 1…5 by % of max HR (50–60, 60–70, 70–80, 80–90, ≥ 90); nil below 50 % or without a max.
+    func zone(for bpm: Int) -> Int? {
+        guard let max = settings.maxHR, max > 0 else { return nil }
+        let percent = Double(bpm) * 100 / Double(max)
+        switch percent {
+        case ..<50: return nil
+        case ..<60: return 1
+        case ..<70: return 2
+        case ..<80: return 3
+        case ..<90: return 4
+        default: return 5
+        }
+    }
+
+    /// A plain number (`142`, `142.0`) or JSON with the value at a dotted field path.
+    static func parse(_ payload: [UInt8], field: [String]?) -> Result<Double, BrokerURLError> {
+        let text = String(decoding: payload, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        if field == nil || field?.isEmpty == true {
+            if let v = Double(text) { return .success(v) }
+            return .failure(.init("expected a plain number of bpm, got '\(text.prefix(40))'"))
+        }
+        guard let field, let json = JSONCoding.decode(payload) else {
+            return .failure(.init("expected JSON with the field \(field?.joined(separator: ".") ?? "")"))
+        }
+        var value: JSONValue? = json
+        for key in field { value = value?[key] }
+        switch value {
+        case .number(let v)?: return .success(v)
+        case .string(let s)?: if let v = Double(s) { return .success(v) }
+        default: break
+        }
+        return .failure(.init("no number at \(field.joined(separator: ".")) in the JSON payload"))
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+public import Logging
+import Mosquitto
+import PacerCore
+import PacerStore
+public import ServiceLifecycle
+
+/// The node as a `Service`: opens the store, restores the timers, connects to the broker,
+/// runs the engine, and on graceful shutdown publishes `offline` and disconnects.
+public struct PacerNodeService: Service {
+    public let configuration: NodeConfiguration
+    public let logger: Logger
+
+    public init(configuration: NodeConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Why the node stopped when it could not go on.
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    public func run() async throws {
+        let topics = Topics(base: configuration.baseTopic)
+        let store = try openStore()
+        let client: MQTTClient
+        do {
+            client = try MQTTClient(configuration: mqttConfiguration(topics: topics))
+        } catch {
+            throw Failure(description: "cannot set up the MQTT client: \(error)")
+        }
+        let engine = NodeEngine(configuration: configuration, client: client, store: store, logger: logger)
+        await engine.restore()
+        if let store { prune(store) }
+
+        try await withGracefulShutdownHandler {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await engine.run() }
+                group.addTask {
+                    for await message in client.messages { engine.submit(.message(message)) }
+                }
+                group.addTask {
+                    for await event in client.connectionEvents {
+                        engine.submit(.connection(event))
+                        if case .loopExited(let error) = event {
+                            engine.finish()
+                            throw Failure(description: "the MQTT network thread stopped: \(error)")
+                        }
+                    }
+                }
+                do {
+                    try await connect(client, topics: topics)
+                } catch {
+                    engine.finish()
+                    await client.disconnect()
+                    throw error
+                }
+                // The engine loop ends on graceful shutdown (or a fatal connection error).
+                try await group.next()
+                logger.info("stopping: publishing offline and disconnecting")
+                do {
+                    try await client.publish(to: topics.status, string: "offline", qos: .atLeastOnce, retain: true)
+                } catch {
+                    logger.debug("could not publish offline; the broker's will does it", metadata: ["error": "\(error)"])
+                }
+                await client.disconnect()
+                try await group.waitForAll()
+            }
+        } onGracefulShutdown: {
+            engine.finish()
+        }
+        if let store { try? store.close() }
+        logger.info("stopped")
+    }
+
+    private func openStore() throws -> PacerDatabase? {
+        do {
+            let (database, recovery) = try PacerDatabase.open(directory: configuration.dataDirectory)
+            if let recovery { logger.error("\(recovery)") }
+            logger.info("database open", metadata: ["path": "\(database.path)"])
+            return database
+        } catch {
+            throw Failure(description: "\(error)")
+        }
+    }
+
+    private func prune(_ store: PacerDatabase) {
+        var policy = RetentionPolicy()
+        policy.maxAgeMs = configuration.retention.historyMaxAgeMs
+        policy.maxEvents = configuration.retention.historyMaxEvents
+        policy.requestWindowMs = configuration.limits.dedupWindowMs
+        do {
+            _ = try store.prune(policy, nowMs: NodeClock.systemWallClock())
+        } catch {
+            logger.warning("could not prune the history", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Connects, retrying with a capped backoff while the broker is unreachable; a refused
+    /// login or a TLS failure stops the node with a clear error.
+    private func connect(_ client: MQTTClient, topics: Topics) async throws {
+        var delay = Duration.seconds(1)
+        while true {
+            do {
+                try await client.connect()
+                break
+            } catch {
+                switch error.code {
+                case .badCredentials, .notAuthorized, .connectionRefused, .tls, .invalidArgument:
+                    throw Failure(description: "cannot connect to \(configuration.broker.url): \(error)")
+                default:
+                    logger.warning("broker not reachable; retrying", metadata: ["broker": "\(configuration.broker.url)", "error": "\(error)", "retry_in": "\(delay)"])
+                    try await Task.sleep(for: delay)
+                    delay = min(delay * 2, .seconds(30))
+                }
+            }
+        }
+        do {
+            try await client.subscribe(to: topics.command, qos: .atLeastOnce)
+            try await client.subscribe(to: topics.timerCommandFilter, qos: .atLeastOnce)
+            for source in configuration.heartRate.sources {
+                try await client.subscribe(to: source.topic, qos: .atMostOnce)
+            }
+        } catch {
+            throw Failure(description: "cannot subscribe to the command topics: \(error)")
+        }
+    }
+
+    func mqttConfiguration(topics: Topics) -> MQTTConfiguration {
+        let b = configuration.broker
+        var c = MQTTConfiguration(clientID: configuration.clientID)
+        c.host = b.host
+        c.port = b.port
+        c.version = b.mqttVersion == "3.1.1" ? .v3_1_1 : .v5
+        c.keepAlive = b.keepAliveSeconds
+        c.username = b.username
+        c.password = b.password
+        if b.tls {
+            c.tls = MQTTTLSConfiguration(caFile: b.caFile, caDirectory: b.caFile == nil ? "/etc/ssl/certs" : nil,
+                                         certificateFile: b.certificateFile, keyFile: b.keyFile,
+                                         verifyHostname: b.verifyHostname)
+        }
+        c.will = MQTTWill(topic: topics.status, payload: Array("offline".utf8), qos: .atLeastOnce, retain: true)
+        c.cleanStart = false
+        return c
+    }
+}

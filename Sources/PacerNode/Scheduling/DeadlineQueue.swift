@@ -1,0 +1,66 @@
+import HeapModule
+import PacerCore
+
+/// What a deadline belongs to: a timer, or a heart-rate source going stale.
+enum DeadlineOwner: Hashable, Sendable {
+    case timer(String)
+    case heartRate(String)
+}
+
+/// One deadline queue for everything the node waits for (SPEC: one scheduler for all timers).
+///
+/// A min-heap of `(instant, owner)` with lazy deletion: each owner has at most one current
+/// deadline (kept in `current`); superseded heap entries are skipped when they surface.
+/// All operations are O(log n).
+struct DeadlineQueue {
+    private struct Entry: Comparable {
+        var at: Millis
+        var owner: DeadlineOwner
+        static func < (a: Entry, b: Entry) -> Bool { a.at < b.at }
+        static func == (a: Entry, b: Entry) -> Bool { a.at == b.at && a.owner == b.owner }
+    }
+
+    private var heap = Heap<Entry>()
+    private var current: [DeadlineOwner: Millis] = [:]
+
+    /// Sets (or clears, with nil) the one deadline of `owner`.
+    mutating func set(_ owner: DeadlineOwner, at: Millis?) {
+        guard current[owner] != at else { return }
+        current[owner] = at
+        if let at { heap.insert(Entry(at: at, owner: owner)) }
+        compactIfNeeded()
+    }
+
+    /// The earliest live deadline.
+    mutating func earliest() -> Millis? {
+        dropStale()
+        return heap.min?.at
+    }
+
+    /// Removes and returns every owner whose deadline is at or before `now`.
+    mutating func popDue(now: Millis) -> [DeadlineOwner] {
+        var due: [DeadlineOwner] = []
+        while true {
+            dropStale()
+            guard let top = heap.min, top.at <= now else { break }
+            heap.removeMin()
+            current[top.owner] = nil
+            due.append(top.owner)
+        }
+        return due
+    }
+
+    var count: Int { current.count }
+
+    private mutating func dropStale() {
+        while let top = heap.min, current[top.owner] != top.at {
+            heap.removeMin()
+        }
+    }
+
+    /// Rebuilds the heap when superseded entries outnumber live ones (bounded memory).
+    private mutating func compactIfNeeded() {
+        guard heap.count > 64, heap.count > 4 * current.count else { return }
+        heap = Heap(current.map { Entry(at: $0.value, owner: $0.key) })
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+public import PacerCore
+
+/// The node's timeline: epoch milliseconds that advance with a monotonic clock.
+///
+/// At start the wall clock gives the anchor; after that, "now" is the anchor plus the
+/// monotonic time elapsed, so lag, throttling or a wall-clock step cannot make a running
+/// timer gain or lose time. `checkForJump()` compares the wall clock with that timeline; a
+/// difference over the threshold (NTP stepping a Pi that booted without a real-time clock)
+/// re-anchors the timeline and returns the step, so the node can move `ends_at` of running
+/// timers by the same amount (remaining time unchanged) and republish.
+///
+/// Not thread-safe by itself: owned by the node's single engine loop.
+public struct NodeClock: Sendable {
+    /// Reads the wall clock in epoch ms (injectable for tests).
+    public typealias WallClock = @Sendable () -> Millis
+
+    private let wall: WallClock
+    private let monotonic = ContinuousClock()
+    private var anchorWall: Millis
+    private var anchorMono: ContinuousClock.Instant
+    /// A wall clock that differs from the timeline by more than this is a jump.
+    public var jumpThresholdMs: Millis
+
+    public init(wall: @escaping WallClock = NodeClock.systemWallClock, jumpThresholdMs: Millis = 1_000) {
+        self.wall = wall
+        self.jumpThresholdMs = jumpThresholdMs
+        anchorWall = wall()
+        anchorMono = monotonic.now
+    }
+
+    /// The system wall clock (`CLOCK_REALTIME`) in epoch ms.
+    public static let systemWallClock: WallClock = {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Millis(ts.tv_sec) * 1000 + Millis(ts.tv_nsec) / 1_000_000
+    }
+
+    /// Now on the node's timeline, in epoch ms.
+    public func now() -> Millis {
+        anchorWall + Self.milliseconds(anchorMono.duration(to: monotonic.now))
+    }
+
+    /// The monotonic instant at which the timeline reaches `ms` (for sleeping until a deadline).
+    public func instant(for ms: Millis) -> ContinuousClock.Instant {
+        anchorMono.advanced(by: .milliseconds(ms - anchorWall))
+    }
+
+    /// Re-anchors on the wall clock when it moved away from the timeline; returns the step in ms.
+    public mutating func checkForJump() -> Millis? {
+        let monoNow = monotonic.now
+        let expected = anchorWall + Self.milliseconds(anchorMono.duration(to: monoNow))
+        let actual = wall()
+        let delta = actual - expected
+        guard abs(delta) > jumpThresholdMs else { return nil }
+        anchorWall = actual
+        anchorMono = monoNow
+        return delta
+    }
+
+    static func milliseconds(_ d: Duration) -> Millis {
+        let (seconds, attoseconds) = d.components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}

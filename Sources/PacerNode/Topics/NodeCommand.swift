@@ -1,0 +1,294 @@
+import Foundation
+public import PacerCore
+
+/// Error codes of command replies (docs/API.md lists them with examples).
+public enum ReplyErrorCode: String, Sendable, Codable, CaseIterable {
+    case badJSON = "bad_json"
+    case payloadTooLarge = "payload_too_large"
+    case unknownAction = "unknown_action"
+    case invalidArgument = "invalid_argument"
+    case invalidTimerID = "invalid_timer_id"
+    case unknownTimer = "unknown_timer"
+    case timerExists = "timer_exists"
+    case tooManyTimers = "too_many_timers"
+    case invalidSpec = "invalid_spec"
+    case invalidState = "invalid_state"
+    case revisionConflict = "revision_conflict"
+    case storageFailure = "storage_failure"
+}
+
+/// A command that cannot be carried out, with a message a person can act on.
+public struct ReplyError: Error, Sendable, Equatable {
+    public var code: ReplyErrorCode
+    public var message: String
+    public init(_ code: ReplyErrorCode, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+}
+
+/// A command as parsed from a `cmd` topic, before it is applied.
+public struct NodeCommand: Sendable, Equatable {
+    /// What the command asks for.
+    public enum Request: Sendable, Equatable {
+        /// A timer operation. `spec` (with `start`) creates or replaces the timer's spec; `name` names a new timer.
+        case timer(id: String, operation: TimerOperation, spec: JSONValue?, name: String?)
+        case create(id: String, name: String?, spec: JSONValue)
+        case delete(id: String)
+        case list
+        case time
+        case history(timer: String?, sinceMs: Millis?, limit: Int)
+    }
+
+    /// The request id (`id`): makes the command idempotent within the dedup window.
+    public var requestID: String?
+    /// When the person pressed the button (`at`, epoch ms).
+    public var at: Millis?
+    /// Reject when the timer's revision is not this one (`if_revision`).
+    public var ifRevision: Int?
+    public var request: Request
+
+    /// The timer the command is about, if any.
+    public var timerID: String? {
+        switch request {
+        case .timer(let id, _, _, _), .create(let id, _, _), .delete(let id): id
+        case .history(let timer, _, _): timer
+        case .list, .time: nil
+        }
+    }
+}
+
+/// Turns `cmd` payloads into `NodeCommand`s: JSON objects, or plain words on a timer topic.
+public struct CommandParser: Sendable {
+    public var maxPayloadBytes: Int
+
+    public init(maxPayloadBytes: Int = 65_536) {
+        self.maxPayloadBytes = maxPayloadBytes
+    }
+
+    static let timerActions = ["start", "pause", "resume", "toggle", "cancel", "reset", "finish", "skip", "back", "adjust", "ack", "snooze"]
+    static let nodeActions = ["create", "delete", "list", "time", "history"]
+    /// Keys every command may carry besides its own arguments.
+    static let commonKeys: Set<String> = ["action", "id", "at", "if_revision", "timer"]
+    static let defaultSnoozeSeconds = 60
+
+    /// The request id of a payload that fails to parse, so the error reply can still echo it.
+    public func requestID(in payload: [UInt8]) -> String? {
+        guard payload.count <= maxPayloadBytes, case .object(let o)? = try? JSONDecoder().decode(JSONValue.self, from: Data(payload)),
+              case .string(let id)? = o["id"] else { return nil }
+        return id
+    }
+
+    /// Parses a payload from a timer's `cmd` topic (`timerID` from the topic) or the node `cmd` topic (nil).
+    public func parse(_ payload: [UInt8], timerID topicTimer: String?) -> Result<NodeCommand, ReplyError> {
+        guard payload.count <= maxPayloadBytes else {
+            return .failure(.init(.payloadTooLarge, "the command is \(payload.count) bytes; the limit is \(maxPayloadBytes) bytes"))
+        }
+        let text = String(decoding: payload, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        if text.isEmpty {
+            return .failure(.init(.badJSON, "the command is empty; send JSON like {\"action\":\"start\"}" + (topicTimer != nil ? " or a word like start" : "")))
+        }
+        if let topicTimer, !text.hasPrefix("{") {
+            return parseWord(text, timer: topicTimer)
+        }
+        let json: JSONValue
+        do {
+            json = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+        } catch {
+            return .failure(.init(.badJSON, "the command is not valid JSON (\(Self.describe(error))); send an object like {\"action\":\"pause\",\"id\":\"r1\"}"))
+        }
+        guard case .object(let object) = json else {
+            return .failure(.init(.badJSON, "the command must be a JSON object like {\"action\":\"pause\"}"))
+        }
+        do {
+            return .success(try parseObject(object, topicTimer: topicTimer))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private func parseWord(_ text: String, timer: String) -> Result<NodeCommand, ReplyError> {
+        let parts = text.lowercased().split(whereSeparator: { $0 == " " || $0 == ":" }).map(String.init)
+        let word = parts.first ?? ""
+        if let first = word.first, first == "+" || first == "-", let seconds = Int(word.dropFirst()), parts.count == 1 {
+            guard (1...86_400).contains(seconds) else {
+                return .failure(.init(.invalidArgument, "adjust takes 1 to 86400 seconds, got \(word)"))
+            }
+            return .success(NodeCommand(request: .timer(id: timer, operation: .adjust(seconds: first == "+" ? seconds : -seconds), spec: nil, name: nil)))
+        }
+        if word == "snooze", parts.count <= 2 {
+            var seconds = Self.defaultSnoozeSeconds
+            if parts.count == 2 {
+                guard let s = Int(parts[1]), (1...86_400).contains(s) else {
+                    return .failure(.init(.invalidArgument, "snooze takes 1 to 86400 seconds, got '\(parts[1])'"))
+                }
+                seconds = s
+            }
+            return .success(NodeCommand(request: .timer(id: timer, operation: .snooze(seconds: seconds), spec: nil, name: nil)))
+        }
+        let simple: [String: TimerOperation] = [
+            "start": .start(spec: nil, startAt: nil, restart: false), "pause": .pause, "resume": .resume,
+            "toggle": .toggle, "cancel": .cancel, "reset": .reset, "finish": .finish, "skip": .skip,
+            "back": .back, "ack": .ack,
+        ]
+        if parts.count == 1, let operation = simple[word] {
+            return .success(NodeCommand(request: .timer(id: timer, operation: operation, spec: nil, name: nil)))
+        }
+        if parts.count == 1, word == "delete" {
+            return .success(NodeCommand(request: .delete(id: timer)))
+        }
+        let words = (Array(simple.keys) + ["snooze", "delete", "+N", "-N"]).sorted().joined(separator: ", ")
+        return .failure(.init(.unknownAction, "unknown command '\(text.prefix(40))'; send one of \(words), or JSON"))
+    }
+
+    private func parseObject(_ o: [String: JSONValue], topicTimer: String?) throws(ReplyError) -> NodeCommand {
+        let requestID = try Self.optionalString(o, "id", maxLength: 128)
+        guard case .string(let action)? = o["action"] else {
+            throw ReplyError(.unknownAction, o["action"] == nil
+                ? "the command has no \"action\"; add one of \((Self.timerActions + Self.nodeActions).joined(separator: ", "))"
+                : "\"action\" must be a text value like \"pause\"")
+        }
+        let at = try Self.optionalInt(o, "at", range: 0...Int64(4_102_444_800_000))
+        let ifRevision = try Self.optionalInt(o, "if_revision", range: 0...Int64(Int32.max)).map(Int.init)
+
+        // The timer: from the topic, else from the "timer" field.
+        var timer = topicTimer
+        if let field = try Self.optionalString(o, "timer", maxLength: 200) {
+            if let topicTimer, field != topicTimer {
+                throw ReplyError(.invalidArgument, "\"timer\" is '\(field)' but the command came on the topic of timer '\(topicTimer)'; leave \"timer\" out")
+            }
+            timer = field
+        }
+        func requireTimer() throws(ReplyError) -> String {
+            guard let timer else {
+                throw ReplyError(.invalidArgument, "\"\(action)\" needs \"timer\": the id of the timer, e.g. {\"action\":\"\(action)\",\"timer\":\"kitchen\"}")
+            }
+            do { try TimerMachine.validateID(timer) } catch {
+                throw ReplyError(.invalidTimerID, error.message)
+            }
+            return timer
+        }
+        func command(_ request: NodeCommand.Request, allowed: Set<String>) throws(ReplyError) -> NodeCommand {
+            let unknown = Set(o.keys).subtracting(Self.commonKeys).subtracting(allowed)
+            if let key = unknown.sorted().first {
+                let extra = allowed.isEmpty ? "" : "; it takes \(allowed.sorted().map { "\"\($0)\"" }.joined(separator: ", "))"
+                throw ReplyError(.invalidArgument, "\"\(action)\" does not take \"\(key)\"\(extra)")
+            }
+            return NodeCommand(requestID: requestID, at: at, ifRevision: ifRevision, request: request)
+        }
+
+        switch action {
+        case "start":
+            let id = try requireTimer()
+            let name = try Self.optionalString(o, "name", maxLength: 100)
+            let restart = try Self.optionalBool(o, "restart") ?? false
+            let startAt = try Self.optionalInstant(o, "start_at")
+            var spec: JSONValue?
+            if let s = o["spec"] {
+                guard case .object = s else { throw ReplyError(.invalidSpec, "\"spec\" must be an object like {\"kind\":\"countdown\",\"duration\":\"5m\"}") }
+                if o["preset"] != nil { throw ReplyError(.invalidArgument, "give either \"spec\" or \"preset\", not both") }
+                spec = s
+            } else if let preset = o["preset"] {
+                guard case .string = preset else { throw ReplyError(.invalidSpec, "\"preset\" must be a preset name like \"tabata\"") }
+                // Every other key is a parameter of the preset (e.g. "rounds" for emom).
+                var merged = o.filter { !Self.commonKeys.contains($0.key) && !["name", "restart", "start_at"].contains($0.key) }
+                merged["preset"] = preset
+                spec = .object(merged)
+                return NodeCommand(requestID: requestID, at: at, ifRevision: ifRevision,
+                                   request: .timer(id: id, operation: .start(spec: nil, startAt: startAt, restart: restart), spec: spec, name: name))
+            }
+            return try command(.timer(id: id, operation: .start(spec: nil, startAt: startAt, restart: restart), spec: spec, name: name),
+                               allowed: ["spec", "name", "restart", "start_at"])
+        case "pause", "resume", "toggle", "cancel", "reset", "finish", "skip", "back", "ack":
+            let operations: [String: TimerOperation] = [
+                "pause": .pause, "resume": .resume, "toggle": .toggle, "cancel": .cancel, "reset": .reset,
+                "finish": .finish, "skip": .skip, "back": .back, "ack": .ack,
+            ]
+            return try command(.timer(id: try requireTimer(), operation: operations[action]!, spec: nil, name: nil), allowed: [])
+        case "adjust":
+            guard let seconds = try Self.optionalInt(o, "seconds", range: -86_400...86_400), seconds != 0 else {
+                throw ReplyError(.invalidArgument, "\"adjust\" needs \"seconds\": a whole number from -86400 to 86400 other than 0, e.g. {\"action\":\"adjust\",\"seconds\":30}")
+            }
+            return try command(.timer(id: try requireTimer(), operation: .adjust(seconds: Int(seconds)), spec: nil, name: nil), allowed: ["seconds"])
+        case "snooze":
+            let seconds = try Self.optionalInt(o, "seconds", range: 1...86_400).map(Int.init) ?? Self.defaultSnoozeSeconds
+            return try command(.timer(id: try requireTimer(), operation: .snooze(seconds: seconds), spec: nil, name: nil), allowed: ["seconds"])
+        case "create":
+            let id = try requireTimer()
+            guard let spec = o["spec"] else {
+                throw ReplyError(.invalidSpec, "\"create\" needs \"spec\", e.g. {\"action\":\"create\",\"timer\":\"kitchen\",\"spec\":{\"kind\":\"countdown\",\"duration\":\"10m\"}}")
+            }
+            guard case .object = spec else { throw ReplyError(.invalidSpec, "\"spec\" must be an object like {\"kind\":\"countdown\",\"duration\":\"5m\"}") }
+            return try command(.create(id: id, name: try Self.optionalString(o, "name", maxLength: 100), spec: spec), allowed: ["name", "spec"])
+        case "delete":
+            return try command(.delete(id: try requireTimer()), allowed: [])
+        case "list":
+            return try command(.list, allowed: [])
+        case "time":
+            return try command(.time, allowed: [])
+        case "history":
+            if timer != nil { _ = try requireTimer() }
+            let since = try Self.optionalInstant(o, "since")
+            let limit = try Self.optionalInt(o, "limit", range: 1...1000).map(Int.init) ?? 100
+            return try command(.history(timer: timer, sinceMs: since, limit: limit), allowed: ["since", "limit"])
+        default:
+            let known = topicTimer == nil ? Self.timerActions + Self.nodeActions : Self.timerActions + ["delete"]
+            throw ReplyError(.unknownAction, "unknown action '\(action.prefix(40))'; use one of \(known.joined(separator: ", "))")
+        }
+    }
+
+    // MARK: - Typed fields
+
+    static func optionalString(_ o: [String: JSONValue], _ key: String, maxLength: Int) throws(ReplyError) -> String? {
+        guard let value = o[key], value != .null else { return nil }
+        guard case .string(let s) = value else { throw ReplyError(.invalidArgument, "\"\(key)\" must be text") }
+        guard s.count <= maxLength else { throw ReplyError(.invalidArgument, "\"\(key)\" is \(s.count) characters; the limit is \(maxLength)") }
+        guard !s.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw ReplyError(.invalidArgument, "\"\(key)\" contains control characters")
+        }
+        return s
+    }
+
+    static func optionalInt(_ o: [String: JSONValue], _ key: String, range: ClosedRange<Int64>) throws(ReplyError) -> Int64? {
+        guard let value = o[key], value != .null else { return nil }
+        guard case .number(let d) = value, d.rounded() == d, d.magnitude < 9e15 else {
+            throw ReplyError(.invalidArgument, "\"\(key)\" must be a whole number")
+        }
+        let i = Int64(d)
+        guard range.contains(i) else {
+            throw ReplyError(.invalidArgument, "\"\(key)\" must be between \(range.lowerBound) and \(range.upperBound), got \(i)")
+        }
+        return i
+    }
+
+    static func optionalBool(_ o: [String: JSONValue], _ key: String) throws(ReplyError) -> Bool? {
+        guard let value = o[key], value != .null else { return nil }
+        guard case .bool(let b) = value else { throw ReplyError(.invalidArgument, "\"\(key)\" must be true or false") }
+        return b
+    }
+
+    /// An instant as epoch ms or an ISO 8601 text (`2026-11-22T18:00:00Z`).
+    static func optionalInstant(_ o: [String: JSONValue], _ key: String) throws(ReplyError) -> Millis? {
+        guard let value = o[key], value != .null else { return nil }
+        if case .string(let text) = value {
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            let plain = ISO8601DateFormatter()
+            guard let date = formatter.date(from: text) ?? plain.date(from: text) else {
+                throw ReplyError(.invalidArgument, "\"\(key)\" must be epoch milliseconds or ISO 8601 like 2026-11-22T18:00:00Z, got '\(text.prefix(40))'")
+            }
+            return Millis((date.timeIntervalSince1970 * 1000).rounded())
+        }
+        return try optionalInt(o, key, range: 0...4_102_444_800_000)
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if let decoding = error as? DecodingError {
+            switch decoding {
+            case .dataCorrupted(let context): return context.underlyingError.map { "\($0.localizedDescription)" } ?? context.debugDescription
+            default: return "\(decoding)"
+            }
+        }
+        return error.localizedDescription
+    }
+}

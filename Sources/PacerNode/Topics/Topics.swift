@@ -1,0 +1,45 @@
+/// The topic names of SPEC §3 under one base (`pacer/<node>`).
+public struct Topics: Sendable, Equatable {
+    public let base: String
+
+    public init(base: String) { self.base = base }
+
+    /// Retained `online` / `offline` (the last will).
+    public var status: String { "\(base)/status" }
+    /// Retained JSON: version, node, timers, capabilities.
+    public var info: String { "\(base)/info" }
+    /// Node commands (in).
+    public var command: String { "\(base)/cmd" }
+    /// Replies to commands without an MQTT 5 response topic (out).
+    public var reply: String { "\(base)/reply" }
+    /// The filter that matches every timer's command topic.
+    public var timerCommandFilter: String { "\(base)/timers/+/cmd" }
+
+    public func timer(_ id: String) -> TimerTopics { TimerTopics(prefix: "\(base)/timers/\(id)") }
+
+    /// The timer id of a timer command topic (`<base>/timers/<id>/cmd`), or nil.
+    public func timerID(ofCommandTopic topic: String) -> String? {
+        let prefix = "\(base)/timers/"
+        guard topic.hasPrefix(prefix), topic.hasSuffix("/cmd") else { return nil }
+        let middle = topic.dropFirst(prefix.count).dropLast(4)
+        guard !middle.isEmpty, !middle.contains("/") else { return nil }
+        return String(middle)
+    }
+}
+
+/// The topics of one timer.
+public struct TimerTopics: Sendable, Equatable {
+    let prefix: String
+    public var state: String { "\(prefix)/state" }
+    public var remaining: String { "\(prefix)/remaining" }
+    public var display: String { "\(prefix)/display" }
+    public var phase: String { "\(prefix)/phase" }
+    public var round: String { "\(prefix)/round" }
+    public var rounds: String { "\(prefix)/rounds" }
+    public var hr: String { "\(prefix)/hr" }
+    public var event: String { "\(prefix)/event" }
+    public var command: String { "\(prefix)/cmd" }
+
+    /// Every retained topic of the timer (cleared when it is deleted).
+    public var retained: [String] { [state, remaining, display, phase, round, rounds, hr] }
+}

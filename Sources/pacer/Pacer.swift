@@ -1,0 +1,112 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PacerNode
+import ServiceLifecycle
+
+/// `pacer`: the timer node and its tools.
+@main
+struct Pacer: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pacer",
+        abstract: "A headless MQTT timer node: circuit, rest, countdown and stopwatch timers.",
+        version: PacerVersion.current,
+        subcommands: [Run.self, CheckConfig.self, History.self],
+        defaultSubcommand: nil
+    )
+}
+
+/// The settings shared by the node and the tools; each is also `PACER_…` and a YAML key.
+struct NodeOptions: ParsableArguments {
+    @Option(help: "YAML configuration file (PACER_CONFIG).")
+    var config: String?
+    @Option(help: "Broker URL, mqtt://HOST:PORT or mqtts://HOST:PORT (PACER_BROKER; default mqtt://127.0.0.1:1883).")
+    var broker: String?
+    @Option(help: "Node id (PACER_NODE; default: the hostname).")
+    var node: String?
+    @Option(help: "Base topic (PACER_BASE_TOPIC; default pacer/<node>).")
+    var baseTopic: String?
+    @Option(help: "Directory for the SQLite database (PACER_DATA_DIR).")
+    var dataDir: String?
+    @Option(help: "Broker username (PACER_USERNAME).")
+    var username: String?
+    @Option(help: "File holding the broker password (PACER_PASSWORD_FILE).")
+    var passwordFile: String?
+    @Option(help: "CA certificate file for TLS (PACER_CA_FILE).")
+    var caFile: String?
+    @Option(help: "MQTT protocol version: 5 or 3.1.1 (PACER_MQTT_VERSION).")
+    var mqttVersion: String?
+    @Option(help: "trace, debug, info, notice, warning, error or critical (PACER_LOG_LEVEL).")
+    var logLevel: String?
+
+    var overrides: ConfigurationOverrides {
+        ConfigurationOverrides(configFile: config, broker: broker, node: node, baseTopic: baseTopic,
+                               dataDirectory: dataDir, username: username, passwordFile: passwordFile,
+                               caFile: caFile, mqttVersion: mqttVersion, logLevel: logLevel)
+    }
+
+    /// The merged configuration, or exit 2 with every problem printed.
+    func load() throws -> NodeConfiguration {
+        do {
+            return try NodeConfiguration.load(flags: overrides)
+        } catch {
+            FileHandle.standardError.write(Data("pacer: the configuration has problems:\n\(error)\n".utf8))
+            throw ExitCode(2)
+        }
+    }
+}
+
+extension Pacer {
+    struct Run: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Run the timer node.")
+
+        @OptionGroup var options: NodeOptions
+
+        func run() async throws {
+            let config = try options.load()
+            LoggingSystem.bootstrap { label in
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = config.logLevel
+                return handler
+            }
+            let logger = Logger(label: "pacer")
+            logger.info("starting", metadata: [
+                "version": "\(PacerVersion.current)", "node": "\(config.nodeID)", "base_topic": "\(config.baseTopic)",
+                "broker": "\(config.broker.url)", "mqtt": "\(config.broker.mqttVersion)", "data_dir": "\(config.dataDirectory)",
+            ])
+            let node = PacerNodeService(configuration: config, logger: logger)
+            let group = ServiceGroup(configuration: .init(
+                services: [.init(service: node, successTerminationBehavior: .gracefullyShutdownGroup,
+                                 failureTerminationBehavior: .gracefullyShutdownGroup)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
+            do {
+                try await group.run()
+            } catch {
+                logger.critical("\(error)")
+                throw ExitCode(1)
+            }
+        }
+    }
+
+    struct CheckConfig: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "check-config",
+            abstract: "Validate a configuration file and print each problem with its file, line, key and reason.")
+
+        @Argument(help: "The YAML configuration file.")
+        var file: String
+
+        func run() async throws {
+            do {
+                let config = try NodeConfiguration.load(flags: .init(configFile: file), environment: [:])
+                print("\(file): OK")
+                print("  node \(config.nodeID), base topic \(config.baseTopic), broker \(config.broker.url) (MQTT \(config.broker.mqttVersion))")
+                print("  \(config.timers.count) timer(s), \(config.presets.count) preset(s), \(config.heartRate.sources.count) heart-rate source(s)")
+            } catch {
+                print(error.description)
+                throw ExitCode(1)
+            }
+        }
+    }
+}
