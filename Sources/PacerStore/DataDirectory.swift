@@ -158,6 +158,9 @@ enum DataDirectory {
             let holder = readPID(fd)
             _ = close(fd)
             if code == EWOULDBLOCK {
+                if holder == Int(getpid()) {
+                    throw StoreError(.locked, "data directory \(directory) is already open for writing in this process (pid \(getpid())); use the open PacerDatabase, or openReadOnly to read")
+                }
                 let who = holder.map { "another pacer process (pid \($0))" } ?? "another pacer process"
                 throw StoreError(.locked, "data directory \(directory) is in use by \(who); stop it or choose another with --data-dir")
             }

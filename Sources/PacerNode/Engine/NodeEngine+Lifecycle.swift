@@ -82,7 +82,7 @@ extension NodeEngine {
         // Never publish an event twice across restarts: drop any that the store already holds.
         if let store {
             events = events.filter { event in
-                guard EngineOutput.isTransition(event.type) else { return true }
+                guard !event.isCue else { return true }
                 return (try? store.hasEvent(timer: event.timer, type: event.type.rawValue, revision: event.revision)) != true
             }
         }

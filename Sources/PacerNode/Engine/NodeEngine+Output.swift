@@ -31,28 +31,22 @@ struct EngineOutput {
     /// Undo information for a command: if its write fails, nothing it changed may stay.
     var rollback: (timers: [String: NodeEngine.TimerEntry?], ledger: RequestLedger)?
 
+    /// Cues (countdown, halfway, alert) are published but not written: they would wear the
+    /// SD card and are never replayed after a restart anyway. Transitions are written first.
     mutating func timerChanged(_ id: String, events newEvents: [TimerEvent], forcePersist force: Bool = false) {
         if changedSet.insert(id).inserted { changedTimers.append(id) }
         if force { forcePersist.insert(id) }
         events += newEvents
     }
 
-    /// Events that only cue a beep or a display (no state transition) are published but not
-    /// written: they would wear the SD card and are never replayed after a restart anyway.
-    static func isTransition(_ type: EventType) -> Bool {
-        switch type {
-        case .countdown, .halfway, .alert: false
-        default: true
-        }
-    }
 }
 
 extension NodeEngine {
     /// Writes, then publishes, what one input decided (store first: nothing is published or
     /// acknowledged before it is durable).
-    func commit(_ output: EngineOutput) async {
+    /// - Parameter now: the instant the input was handled at; snapshots are taken at it.
+    func commit(_ output: EngineOutput, now: Millis) async {
         var output = output
-        let now = clock.now()
         let batch = makeBatch(output, now: now)
 
         var seqs: [Int64] = []
@@ -120,7 +114,7 @@ extension NodeEngine {
                 timers[id] = entry
             }
         }
-        batch.appendEvents = output.events.filter { EngineOutput.isTransition($0.type) }.map { event in
+        batch.appendEvents = output.events.filter { !$0.isCue }.map { event in
             EventRecord(seq: nil, timer: event.timer, type: event.type.rawValue, revision: event.revision,
                         dueMs: event.dueMs, atMs: event.atMs, payload: JSONCoding.encode(event.json), published: false)
         }

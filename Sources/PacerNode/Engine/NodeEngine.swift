@@ -117,7 +117,7 @@ actor NodeEngine {
         case .inspect(let body):
             body(EngineView(now: now, snapshots: timers.mapValues { snapshot(of: $0, now: now) }, scheduledDeadlines: deadlines.count))
         }
-        await commit(output)
+        await commit(output, now: now)
         armAlarm()
     }
 
