@@ -227,6 +227,11 @@ final class MQTTClientCore: @unchecked Sendable {
             var rc = mosquitto_connect_bind_v5(mosq, configuration.host, port, keepAlive, nil, connectProperties)
             var savedErrno = errno
             if rc == MOSQ_ERR_SUCCESS.rawValue {
+                // libmosquitto does not open its socket close-on-exec: without this, a
+                // child process the node spawns (a sound player, say) would inherit the
+                // connection and keep it open after the node dies, delaying the will.
+                let socket = mosquitto_socket(mosq)
+                if socket >= 0 { _ = fcntl(socket, F_SETFD, fcntl(socket, F_GETFD) | FD_CLOEXEC) }
                 var stopDeadline: ContinuousClock.Instant?
                 while true {
                     if stopDeadline == nil, state.withLock({ $0.stopRequested }) {

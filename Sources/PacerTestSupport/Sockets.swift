@@ -8,7 +8,7 @@ import Glibc
 /// Another process could take it before it is used; callers that bind it retry on
 /// "address in use".
 public func freeLocalPort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else { throw TestSupportError("socket() failed: \(String(cString: strerror(errno)))") }
     defer { close(fd) }
     var address = loopbackAddress(port: 0)
@@ -38,7 +38,7 @@ public func localPortAcceptsConnections(_ port: Int) -> Bool {
 
 /// A blocking TCP connection to 127.0.0.1:`port`, or -1.
 func connectToLoopback(port: Int) -> Int32 {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else { return -1 }
     var address = loopbackAddress(port: port)
     let rc = withUnsafePointer(to: &address) {

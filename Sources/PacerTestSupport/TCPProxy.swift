@@ -32,7 +32,7 @@ public final class TCPProxy: Sendable {
 
     /// Starts forwarding from a free local port to 127.0.0.1:`targetPort`.
     public static func start(forwardingTo targetPort: Int) throws -> TCPProxy {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestSupportError("socket() failed: \(String(cString: strerror(errno)))") }
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
@@ -110,6 +110,7 @@ public final class TCPProxy: Sendable {
         defer { close(listener) }
         while true {
             let client = accept(listener, nil, nil)
+            if client >= 0 { _ = fcntl(client, F_SETFD, FD_CLOEXEC) }
             if state.withLock({ $0.stopped }) {
                 if client >= 0 { close(client) }
                 return

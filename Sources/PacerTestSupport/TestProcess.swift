@@ -5,74 +5,114 @@ import Glibc
 #endif
 
 /// A child process for tests (a broker, `mosquitto_sub`, `mosquitto_pub`), with its
-/// output captured in a file, signalled by PID, and never left behind: a tiny watchdog
-/// shell kills it if the test process dies first (crash, SIGKILL, timeout).
+/// output captured in a file, signalled and reaped by PID, and never left behind: a tiny
+/// watchdog shell kills it if the test process dies first (crash, SIGKILL, timeout).
 ///
-/// Threading: all mutable state is behind a `Mutex`; safe from any task.
+/// Started with `posix_spawn`, not Foundation's `Process`, for two reasons found the hard
+/// way: a child inherits the signal mask of the spawning thread, and Swift concurrency and
+/// Dispatch worker threads block SIGTERM, so a broker started from a test ignored SIGTERM;
+/// and a child inherits every descriptor not marked close-on-exec, such as libmosquitto's
+/// client sockets, which then stay open in the child after the test closes them. Here the
+/// child gets an empty signal mask, default signal actions, and no descriptor above 2.
+///
+/// Threading: mutable state (the exit status) is behind a `Mutex`; safe from any task.
 public final class TestProcess: Sendable {
     /// The process id.
     public let pid: Int32
     /// Where stdout and stderr go.
     public let outputFile: URL
-    private let process: Mutex<Process>
-    private let watchdog: Mutex<Process?>
+    private let exitStatus = Mutex<Int32?>(nil)
+    private let watchdog = Mutex<Int32?>(nil)
 
-    /// Starts `executable` with `arguments`; stdout and stderr go to `outputFile`.
+    /// Starts `executable` with `arguments`; stdout and stderr are appended to `outputFile`.
     public static func launch(_ executable: String, _ arguments: [String], outputFile: URL) throws -> TestProcess {
-        _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
-        let output = try FileHandle(forWritingTo: outputFile)
-        output.seekToEndOfFile()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        do {
-            try process.run()
-        } catch {
-            throw TestSupportError("cannot start \(executable): \(error)")
-        }
-        try? output.close()
-        return TestProcess(process: process, outputFile: outputFile)
+        let pid = try spawn(executable, arguments, outputPath: outputFile.path)
+        let process = TestProcess(pid: pid, outputFile: outputFile)
+        process.watchdog.withLock { $0 = try? spawnWatchdog(child: pid) }
+        return process
     }
 
-    private init(process: sending Process, outputFile: URL) {
-        let pid = process.processIdentifier
+    private init(pid: Int32, outputFile: URL) {
         self.pid = pid
         self.outputFile = outputFile
-        self.process = Mutex(process)
-        self.watchdog = Mutex(Self.startWatchdog(child: pid))
+    }
+
+    /// posix_spawn with a clean signal state and only stdin/stdout/stderr.
+    private static func spawn(_ executable: String, _ arguments: [String], outputPath: String) throws -> Int32 {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var emptyMask = sigset_t()
+        sigemptyset(&emptyMask)
+        posix_spawnattr_setsigmask(&attributes, &emptyMask)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGCHLD] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        closeInheritedDescriptors(&actions)
+
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+        guard rc == 0 else {
+            throw TestSupportError("cannot start \(executable): \(String(cString: strerror(rc)))")
+        }
+        return pid
+    }
+
+    /// `posix_spawn_file_actions_addclosefrom_np(actions, 3)` (glibc 2.34+, looked up at run
+    /// time because Swift does not see GNU extensions), else one close action per open
+    /// descriptor listed in /proc/self/fd.
+    private static func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
+        if let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
+            let closeFrom = unsafeBitCast(symbol, to: CloseFrom.self)
+            if closeFrom(&actions, 3) == 0 { return }
+        }
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        for descriptor in descriptors.compactMap({ Int32($0) }) where descriptor > 2 {
+            posix_spawn_file_actions_addclose(&actions, descriptor)
+        }
     }
 
     /// A shell that waits while both this test process and the child live; if the test
     /// process is gone first, it terminates the child (SIGTERM, then SIGKILL).
-    private static func startWatchdog(child: Int32) -> Process? {
+    private static func spawnWatchdog(child: Int32) throws -> Int32 {
         let parent = getpid()
         let script = """
             while kill -0 \(parent) 2>/dev/null && kill -0 \(child) 2>/dev/null; do sleep 1; done
             if ! kill -0 \(parent) 2>/dev/null; then kill -TERM \(child) 2>/dev/null; sleep 2; kill -KILL \(child) 2>/dev/null; fi
             """
-        let watchdog = Process()
-        watchdog.executableURL = URL(fileURLWithPath: "/bin/sh")
-        watchdog.arguments = ["-c", script]
-        watchdog.standardInput = FileHandle.nullDevice
-        watchdog.standardOutput = FileHandle.nullDevice
-        watchdog.standardError = FileHandle.nullDevice
-        do {
-            try watchdog.run()
-            return watchdog
-        } catch {
-            return nil
+        return try spawn("/bin/sh", ["-c", script], outputPath: "/dev/null")
+    }
+
+    /// Whether the process is still running (reaps it once it has exited).
+    public var isRunning: Bool {
+        exitStatus.withLock { status in
+            if status != nil { return false }
+            var raw: Int32 = 0
+            let rc = waitpid(pid, &raw, WNOHANG)
+            if rc == pid || (rc < 0 && errno == ECHILD) {
+                status = rc == pid ? raw : -1
+                return false
+            }
+            return true
         }
     }
 
-    /// Whether the process is still running.
-    public var isRunning: Bool { process.withLock { $0.isRunning } }
-
-    /// The exit status (or terminating signal) once it has exited.
+    /// The raw wait status once it has exited (see `waitpid(2)`), else `nil`.
     public var terminationStatus: Int32? {
-        process.withLock { $0.isRunning ? nil : $0.terminationStatus }
+        _ = isRunning
+        return exitStatus.withLock { $0 }
     }
 
     /// What the process wrote to stdout and stderr so far.
@@ -91,7 +131,7 @@ public final class TestProcess: Sendable {
         let deadline = ContinuousClock.now + timeout
         while isRunning {
             if ContinuousClock.now >= deadline { return false }
-            try? await Task.sleep(for: .milliseconds(20))
+            try? await Task.sleep(for: .milliseconds(10))
         }
         return true
     }
@@ -106,7 +146,7 @@ public final class TestProcess: Sendable {
         stopWatchdog()
     }
 
-    /// SIGKILL at once (no clean shutdown: sockets are closed by the kernel).
+    /// SIGKILL at once (no clean shutdown: the kernel closes its sockets).
     public func kill() async {
         send(SIGKILL)
         await waitForExit(timeout: .seconds(5))
@@ -114,12 +154,10 @@ public final class TestProcess: Sendable {
     }
 
     private func stopWatchdog() {
-        watchdog.withLock { watchdog in
-            if let process = watchdog, process.isRunning {
-                Glibc.kill(process.processIdentifier, SIGKILL)
-            }
-            watchdog = nil
-        }
+        guard let watchdog = watchdog.withLock({ pid -> Int32? in defer { pid = nil }; return pid }) else { return }
+        Glibc.kill(watchdog, SIGKILL)
+        var raw: Int32 = 0
+        _ = waitpid(watchdog, &raw, 0)
     }
 
     /// Waits until the output contains `text`, or `timeout` passed. Returns whether it does.

@@ -1,0 +1,94 @@
+import Foundation
+import Mosquitto
+import PacerTestSupport
+import Synchronization
+import Testing
+
+/// A unique name for topics and client ids, so tests never see each other's traffic.
+func unique(_ prefix: String) -> String {
+    "\(prefix)-\(UUID().uuidString.prefix(8).lowercased())"
+}
+
+/// Collects what an async sequence produces, in the background, so a test can wait for
+/// an element with a bound instead of blocking on `next()`.
+final class Collector<Element: Sendable>: Sendable {
+    private let items = Mutex<[Element]>([])
+    private let finished = Mutex(false)
+
+    init<S: AsyncSequence & Sendable>(_ sequence: S) where S.Element == Element, S.Failure == Never {
+        Task { [self] in
+            for await item in sequence {
+                self.items.withLock { $0.append(item) }
+            }
+            self.finished.withLock { $0 = true }
+        }
+    }
+
+    var all: [Element] { items.withLock { $0 } }
+    var isFinished: Bool { finished.withLock { $0 } }
+
+    /// The first collected element (from index `from` on) that matches, waiting up to `timeout`.
+    func first(
+        from start: Int = 0, timeout: Duration = .seconds(10), where matches: (Element) -> Bool
+    ) async -> Element? {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let snapshot = all
+            if start < snapshot.count, let found = snapshot[start...].first(where: matches) { return found }
+            if ContinuousClock.now >= deadline { return nil }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// Waits until the sequence has finished.
+    func waitUntilFinished(timeout: Duration = .seconds(10)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while !isFinished {
+            if ContinuousClock.now >= deadline { return false }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return true
+    }
+}
+
+extension Collector where Element == MQTTMessage {
+    func message(on topic: String, from start: Int = 0, timeout: Duration = .seconds(10)) async -> MQTTMessage? {
+        await first(from: start, timeout: timeout) { $0.topic == topic }
+    }
+}
+
+/// A configuration for a test broker, with quick reconnects.
+func configuration(
+    _ broker: TestBroker, version: MQTTVersion = .v5, clientID: String = unique("client"), port: Int? = nil
+) -> MQTTConfiguration {
+    MQTTConfiguration(
+        host: broker.host, port: port ?? broker.port, clientID: clientID, version: version,
+        reconnect: MQTTReconnectPolicy(initialDelay: .milliseconds(100), maximumDelay: .seconds(1)),
+        connectTimeout: .seconds(10))
+}
+
+/// A connected client and collectors of its messages and events.
+struct ConnectedClient {
+    let client: MQTTClient
+    let messages: Collector<MQTTMessage>
+    let events: Collector<MQTTConnectionEvent>
+
+    init(_ configuration: MQTTConfiguration, connect: Bool = true) async throws {
+        client = try MQTTClient(configuration: configuration)
+        messages = Collector(client.messages)
+        events = Collector(client.connectionEvents)
+        if connect { try await client.connect() }
+    }
+}
+
+extension MQTTConnectionEvent {
+    var isConnected: Bool {
+        if case .connected = self { return true }
+        return false
+    }
+
+    var isDisconnected: Bool {
+        if case .disconnected = self { return true }
+        return false
+    }
+}
