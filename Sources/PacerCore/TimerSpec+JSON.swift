@@ -64,7 +64,7 @@ extension TimerSpec {
         }
         let allowed = TimerSpec.allowedKeys(for: kind)
         for key in members.keys.sorted() where !allowed.contains(key) {
-            throw SpecError(field: key, message: "unknown key '\(key)' in a \(kind.rawValue) spec; allowed keys: \(allowed.sorted().joined(separator: ", "))")
+            throw SpecError(field: key, message: "unknown key '\(key)' in \(kind == .interval ? "an" : "a") \(kind.rawValue) spec; allowed keys: \(allowed.sorted().joined(separator: ", "))")
         }
 
         var spec = TimerSpec(kind: kind)
