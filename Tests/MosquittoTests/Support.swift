@@ -40,6 +40,19 @@ final class Collector<Element: Sendable>: Sendable {
         }
     }
 
+    /// The index of the first collected element (from `start` on) that matches, waiting up to `timeout`.
+    func firstIndex(
+        from start: Int = 0, timeout: Duration = .seconds(10), where matches: (Element) -> Bool
+    ) async -> Int? {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let snapshot = all
+            if start < snapshot.count, let found = snapshot[start...].firstIndex(where: matches) { return found }
+            if ContinuousClock.now >= deadline { return nil }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
     /// Waits until the sequence has finished.
     func waitUntilFinished(timeout: Duration = .seconds(10)) async -> Bool {
         let deadline = ContinuousClock.now + timeout
@@ -91,4 +104,42 @@ extension MQTTConnectionEvent {
         if case .disconnected = self { return true }
         return false
     }
+}
+
+extension ConnectedClient {
+    /// Publishes and waits until this client receives its own message back (it must be
+    /// subscribed to `topic`): then the broker has processed it (and stored it, if retained).
+    func publishAndWaitForEcho(
+        to topic: String, payload: [UInt8], qos: MQTTQoS = .atLeastOnce, retain: Bool = false
+    ) async throws -> Bool {
+        let start = messages.all.count
+        try await client.publish(to: topic, payload: payload, qos: qos, retain: retain)
+        return await messages.first(from: start) { $0.topic == topic && $0.payload == payload } != nil
+    }
+
+    /// Publishes numbered messages to `topic` every 100 ms until `receiver` gets one
+    /// (bounded). For checks right after a reconnect, when the receiver's SUBSCRIBE may
+    /// still be on its way to the broker.
+    func publishUntilReceived(
+        to topic: String, by receiver: ConnectedClient, timeout: Duration = .seconds(10)
+    ) async throws -> MQTTMessage? {
+        let deadline = ContinuousClock.now + timeout
+        let start = receiver.messages.all.count
+        var counter = 0
+        while ContinuousClock.now < deadline {
+            counter += 1
+            try await client.publish(to: topic, string: "ping \(counter)", qos: .atLeastOnce)
+            if let message = await receiver.messages.first(from: start, timeout: .milliseconds(100), where: { $0.topic == topic }) {
+                return message
+            }
+        }
+        return nil
+    }
+}
+
+/// How long `body` took.
+func measure(_ body: () async throws -> Void) async rethrows -> Duration {
+    let start = ContinuousClock.now
+    try await body()
+    return ContinuousClock.now - start
 }
