@@ -1,0 +1,160 @@
+import Foundation
+import PacerCore
+@testable import PacerNode
+import Testing
+
+/// The configuration loader: YAML file, environment and flags, and its error messages.
+@Suite struct ConfigurationTests {
+    private func write(_ yaml: String) throws -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pacer-config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let file = dir.appendingPathComponent("pacer.yaml").path
+        try yaml.write(toFile: file, atomically: true, encoding: .utf8)
+        return file
+    }
+
+    private func problems(_ yaml: String, env: [String: String] = [:]) throws -> [ConfigurationProblem] {
+        let file = try write(yaml)
+        do {
+            _ = try NodeConfiguration.load(flags: .init(configFile: file), environment: env, hostname: "box")
+            return []
+        } catch {
+            return error.problems
+        }
+    }
+
+    @Test func defaultsFollowTheHostname() throws {
+        let config = try NodeConfiguration.load(environment: [:], hostname: "Gym-Pi.local")
+        #expect(config.nodeID == "gym-pi")
+        #expect(config.baseTopic == "pacer/gym-pi")
+        #expect(config.broker.url == "mqtt://127.0.0.1:1883")
+        #expect(config.broker.mqttVersion == "5")
+        #expect(config.brokerConfigured == false)
+        #expect(config.clientID == "pacer-gym-pi")
+    }
+
+    @Test func fullFileIsRead() throws {
+        let secret = try write("s3cret\n")
+        let file = try write("""
+            node: gym
+            broker:
+              url: mqtt://10.0.0.5:1884
+              username: coach
+              password_file: \(secret)
+              mqtt_version: 3.1.1
+              keepalive: 20
+            log_level: debug
+            limits: {max_timers: 10, max_payload_bytes: 2048, dedup_window: 5m}
+            timing: {lag_window: 1s, cues: [1, 5, 3], alert_interval: 5s, auto_dismiss: 1m}
+            heart_rate:
+              max_hr: 190
+              stale_after: 3s
+              sources:
+                - {name: alice, topic: hr/alice}
+                - {name: watch, topic: watch/state, field: heart_rate.bpm}
+            timers:
+              - {id: main, name: Main clock, spec: {preset: tabata}, restore: pause}
+            presets:
+              hiit: {kind: interval, work: 45s, rest: 15s, rounds: 10}
+            restore: {max_age: 2h}
+            """)
+        let c = try NodeConfiguration.load(flags: .init(configFile: file), environment: [:], hostname: "box")
+        #expect(c.nodeID == "gym")
+        #expect(c.baseTopic == "pacer/gym")
+        #expect(c.broker.host == "10.0.0.5" && c.broker.port == 1884 && c.brokerConfigured)
+        #expect(c.broker.username == "coach" && c.broker.password == "s3cret")
+        #expect(c.broker.mqttVersion == "3.1.1" && c.broker.keepAliveSeconds == 20)
+        #expect(c.logLevel == .debug)
+        #expect(c.limits == NodeLimits(maxTimers: 10, maxPayloadBytes: 2048, dedupWindowMs: 300_000))
+        #expect(c.timerSettings.lagWindowMs == 1_000)
+        #expect(c.timerSettings.cues == [5, 3, 1])
+        #expect(c.timerSettings.alertIntervalMs == 5_000 && c.timerSettings.autoDismissMs == 60_000)
+        #expect(c.heartRate.maxHR == 190 && c.heartRate.staleAfterMs == 3_000)
+        #expect(c.heartRate.sources.map(\.name) == ["alice", "watch"])
+        #expect(c.heartRate.sources[1].field == ["heart_rate", "bpm"])
+        #expect(c.timers.map(\.id) == ["main"] && c.timers[0].restore == .pause)
+        #expect(c.presets["hiit"]?["work"] == .string("45s"))
+        #expect(c.retention.restoreMaxAgeMs == 7_200_000)
+    }
+
+    @Test func environmentOverridesFileAndFlagsOverrideEnvironment() throws {
+        let file = try write("node: filenode\nbroker: {url: mqtt://file:1}\n")
+        let env = ["PACER_NODE": "envnode", "PACER_BROKER": "mqtt://env:2", "PACER_LOG_LEVEL": "error"]
+        let fromEnv = try NodeConfiguration.load(flags: .init(configFile: file), environment: env, hostname: "h")
+        #expect(fromEnv.nodeID == "envnode" && fromEnv.baseTopic == "pacer/envnode")
+        #expect(fromEnv.broker.host == "env" && fromEnv.broker.port == 2)
+        #expect(fromEnv.logLevel == .error)
+        let fromFlags = try NodeConfiguration.load(
+            flags: .init(configFile: file, broker: "mqtts://flag", node: "flagnode", baseTopic: "gym/clock"),
+            environment: env, hostname: "h")
+        #expect(fromFlags.nodeID == "flagnode" && fromFlags.baseTopic == "gym/clock")
+        #expect(fromFlags.broker.host == "flag" && fromFlags.broker.port == 8883 && fromFlags.broker.tls)
+    }
+
+    @Test func problemsNameFileLineKeyAndReason() throws {
+        let found = try problems("""
+            node: gym
+            broker:
+              url: http://x
+            heart_rate:
+              sorces: []
+            timers:
+              - id: main
+                spec: {kind: interval, work: 40s, rest: -5s, rounds: 8}
+              - id: Bad/Id
+                spec: {kind: countdown, duration: 1m}
+            """)
+        let text = found.map(\.description)
+        #expect(found.count == 4, "\(text)")
+        #expect(found.contains { $0.line == 3 && $0.key == "broker.url" && $0.reason.contains("mqtt://") })
+        #expect(found.contains { $0.line == 5 && $0.key == "heart_rate.sorces" && $0.reason.contains("unknown key") })
+        #expect(found.contains { $0.line == 8 && $0.key.hasPrefix("timers[0].spec") && $0.reason.contains("rest") })
+        #expect(found.contains { $0.key == "timers[1].id" })
+        #expect(text.contains { $0.hasSuffix("pacer.yaml:3: broker.url: unsupported scheme 'http'; use mqtt:// or mqtts://") }, "\(text)")
+    }
+
+    @Test func invalidYAMLReportsItsLine() throws {
+        let found = try problems("node: gym\nbroker: [unclosed\n")
+        #expect(found.count == 1)
+        #expect(found.first?.line != nil)
+        #expect(found.first?.reason.contains("invalid YAML") == true)
+    }
+
+    @Test(arguments: [
+        ("broker: {url: mqtt://h:70000}", "broker.url"),
+        ("broker: {mqtt_version: 4.0}", "broker.mqtt_version"),
+        ("broker: {password: a, password_file: /nonexistent}", "broker.password_file"),
+        ("limits: {max_timers: 0}", "limits.max_timers"),
+        ("timing: {lag_window: 2h}", "timing.lag_window"),
+        ("heart_rate: {sources: [{topic: 'hr/#'}]}", "heart_rate.sources[0].topic"),
+        ("log_level: loud", "log_level"),
+        ("base_topic: pacer/#", "base_topic"),
+        ("presets: {tabata: {kind: countdown, duration: 1m}}", "presets.tabata"),
+        ("timers: [{id: a, spec: {kind: countdown, duration: 1m}}, {id: a, spec: {kind: countdown, duration: 2m}}]", "timers[1].id"),
+    ])
+    func eachBadValueIsReported(yaml: String, key: String) throws {
+        let found = try problems(yaml)
+        #expect(found.contains { $0.key == key }, "\(found.map(\.description))")
+    }
+
+    @Test func badFlagsAreReportedWithTheirName() throws {
+        do {
+            _ = try NodeConfiguration.load(flags: .init(broker: "ftp://x", node: "Bad Node"), environment: [:], hostname: "h")
+            Issue.record("expected an error")
+        } catch {
+            let keys = error.problems.map(\.key)
+            #expect(keys.contains("--broker") && keys.contains("--node"))
+            #expect(error.problems.allSatisfy { $0.source == "command line" })
+        }
+    }
+
+    @Test func missingFileIsAClearError() throws {
+        do {
+            _ = try NodeConfiguration.load(flags: .init(configFile: "/nonexistent/pacer.yaml"), environment: [:], hostname: "h")
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.description.contains("/nonexistent/pacer.yaml"))
+            #expect(error.description.contains("cannot read"))
+        }
+    }
+}
