@@ -88,7 +88,7 @@ public struct CommandParser: Sendable {
         if text.isEmpty {
             return .failure(.init(.badJSON, "the command is empty; send JSON like {\"action\":\"start\"}" + (topicTimer != nil ? " or a word like start" : "")))
         }
-        if let topicTimer, !text.hasPrefix("{") {
+        if let topicTimer, let first = text.first, !"{[\"".contains(first) {
             return parseWord(text, timer: topicTimer)
         }
         let json: JSONValue

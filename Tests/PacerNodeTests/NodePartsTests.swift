@@ -1,0 +1,229 @@
+import Foundation
+import PacerCore
+@testable import PacerNode
+import Synchronization
+import Testing
+
+/// Pure parts of the node: the deadline queue, the clock, heart rate, the command parser.
+@Suite struct DeadlineQueueTests {
+    @Test func popsInDeadlineOrderAndOnlyWhenDue() {
+        var q = DeadlineQueue()
+        q.set(.timer("b"), at: 200)
+        q.set(.timer("a"), at: 100)
+        q.set(.heartRate("hr"), at: 150)
+        #expect(q.earliest() == 100)
+        #expect(q.popDue(now: 99).isEmpty)
+        #expect(q.popDue(now: 150) == [.timer("a"), .heartRate("hr")])
+        #expect(q.earliest() == 200)
+        #expect(q.popDue(now: 1_000) == [.timer("b")])
+        #expect(q.earliest() == nil)
+    }
+
+    @Test func eachOwnerHasOneDeadline() {
+        var q = DeadlineQueue()
+        q.set(.timer("a"), at: 100)
+        q.set(.timer("a"), at: 300)   // replaces 100
+        q.set(.timer("b"), at: 200)
+        #expect(q.earliest() == 200)
+        #expect(q.popDue(now: 250) == [.timer("b")])
+        q.set(.timer("a"), at: nil)   // cleared
+        #expect(q.earliest() == nil)
+        #expect(q.popDue(now: 10_000).isEmpty)
+        #expect(q.count == 0)
+    }
+
+    @Test func manyReschedulesKeepMemoryBounded() {
+        var q = DeadlineQueue()
+        for i in 0..<10_000 { q.set(.timer("t\(i % 10)"), at: Millis(i)) }
+        #expect(q.count == 10)
+        let due = q.popDue(now: 100_000)
+        #expect(Set(due).count == 10 && due.count == 10)
+    }
+}
+
+@Suite struct NodeClockTests {
+    final class FakeWall: Sendable {
+        let value = Mutex<Millis>(1_000_000)
+        func read() -> Millis { value.withLock { $0 } }
+        func step(_ delta: Millis) { value.withLock { $0 += delta } }
+    }
+
+    @Test func aWallClockStepIsReportedOnceAndReanchors() {
+        let wall = FakeWall()
+        var clock = NodeClock(wall: { wall.read() }, jumpThresholdMs: 1_000)
+        let before = clock.now()
+        #expect(clock.checkForJump() == nil)
+        wall.step(3_600_000)  // NTP steps the clock an hour forward
+        let delta = clock.checkForJump()
+        #expect(delta != nil)
+        #expect(abs((delta ?? 0) - 3_600_000) < 100)
+        #expect(clock.now() - before >= 3_600_000)
+        #expect(clock.checkForJump() == nil)
+    }
+
+    @Test func smallDifferencesAreNotJumps() {
+        let wall = FakeWall()
+        var clock = NodeClock(wall: { wall.read() }, jumpThresholdMs: 1_000)
+        wall.step(500)
+        #expect(clock.checkForJump() == nil)
+    }
+
+    @Test func instantsMapBackToTheTimeline() {
+        var clock = NodeClock()
+        let now = clock.now()
+        let soon = clock.instant(for: now + 1_000)
+        let later = clock.instant(for: now + 2_000)
+        #expect(later - soon == .milliseconds(1_000))
+        _ = clock.checkForJump()
+    }
+}
+
+@Suite struct HeartRateMonitorTests {
+    let settings = HeartRateSettings(
+        sources: [
+            HeartRateSource(name: "alice", topic: "hr/alice", field: nil),
+            HeartRateSource(name: "watch", topic: "watch/state", field: ["heart_rate", "bpm"]),
+        ],
+        staleAfterMs: 10_000, maxHR: 200)
+
+    @Test func plainAndJSONReadings() {
+        var m = HeartRateMonitor(settings: settings)
+        #expect(m.receive(topic: "hr/alice", payload: Array("142".utf8), now: 0) == .accepted(source: "alice", bpm: 142, changed: true))
+        #expect(m.receive(topic: "hr/alice", payload: Array(" 142.4\n".utf8), now: 1) == .accepted(source: "alice", bpm: 142, changed: false))
+        #expect(m.receive(topic: "watch/state", payload: Array(#"{"heart_rate":{"bpm":97}}"#.utf8), now: 0)
+                == .accepted(source: "watch", bpm: 97, changed: true))
+        #expect(m.receive(topic: "watch/state", payload: Array(#"{"heart_rate":{"bpm":"101"}}"#.utf8), now: 0)
+                == .accepted(source: "watch", bpm: 101, changed: true))
+        #expect(m.receive(topic: "other", payload: Array("1".utf8), now: 0) == .notASource)
+    }
+
+    @Test func unreadableAndOutOfRangeReadingsAreIgnored() {
+        var m = HeartRateMonitor(settings: settings)
+        _ = m.receive(topic: "hr/alice", payload: Array("120".utf8), now: 0)
+        #expect(m.receive(topic: "hr/alice", payload: Array("300".utf8), now: 1) == .outOfRange(source: "alice", bpm: 300))
+        #expect(m.receive(topic: "hr/alice", payload: Array("0".utf8), now: 1) == .outOfRange(source: "alice", bpm: 0))
+        if case .unreadable = m.receive(topic: "hr/alice", payload: Array("fast".utf8), now: 1) {} else { Issue.record("expected unreadable") }
+        if case .unreadable = m.receive(topic: "watch/state", payload: Array(#"{"bpm":90}"#.utf8), now: 1) {} else { Issue.record("expected unreadable") }
+        #expect(m.current("alice", now: 2)?.bpm == 120)  // the bad readings changed nothing
+    }
+
+    @Test func staleReadingsAreUnknownNeverZeroOrOld() {
+        var m = HeartRateMonitor(settings: settings)
+        _ = m.receive(topic: "hr/alice", payload: Array("150".utf8), now: 1_000)
+        #expect(m.current("alice", now: 10_999)?.bpm == 150)
+        #expect(m.current("alice", now: 11_000) == nil)
+        #expect(m.staleAt("alice") == 11_000)
+        #expect(m.current("watch", now: 0) == nil)
+    }
+
+    @Test func zonesByPercentOfMax() {
+        let m = HeartRateMonitor(settings: settings)
+        #expect(m.zone(for: 90) == nil)     // 45 %
+        #expect(m.zone(for: 100) == 1)      // 50 %
+        #expect(m.zone(for: 139) == 2)
+        #expect(m.zone(for: 140) == 3)
+        #expect(m.zone(for: 170) == 4)
+        #expect(m.zone(for: 180) == 5)
+        #expect(HeartRateMonitor(settings: HeartRateSettings()).zone(for: 150) == nil)
+    }
+
+    @Test func timersReadTheirSourceOrTheFirst() {
+        let m = HeartRateMonitor(settings: settings)
+        #expect(m.sourceName(for: nil) == "alice")
+        #expect(m.sourceName(for: "watch") == "watch")
+        #expect(HeartRateMonitor(settings: HeartRateSettings()).sourceName(for: nil) == nil)
+    }
+}
+
+@Suite struct CommandParserTests {
+    let parser = CommandParser(maxPayloadBytes: 1_024)
+
+    private func parse(_ text: String, timer: String? = "main") -> Result<NodeCommand, ReplyError> {
+        parser.parse(Array(text.utf8), timerID: timer)
+    }
+
+    private func error(_ text: String, timer: String? = "main") -> ReplyError? {
+        if case .failure(let e) = parse(text, timer: timer) { return e }
+        return nil
+    }
+
+    @Test func plainWords() throws {
+        #expect(try parse("pause").get().request == .timer(id: "main", operation: .pause, spec: nil, name: nil))
+        #expect(try parse(" Toggle\n").get().request == .timer(id: "main", operation: .toggle, spec: nil, name: nil))
+        #expect(try parse("+30").get().request == .timer(id: "main", operation: .adjust(seconds: 30), spec: nil, name: nil))
+        #expect(try parse("-10").get().request == .timer(id: "main", operation: .adjust(seconds: -10), spec: nil, name: nil))
+        #expect(try parse("snooze").get().request == .timer(id: "main", operation: .snooze(seconds: 60), spec: nil, name: nil))
+        #expect(try parse("snooze 120").get().request == .timer(id: "main", operation: .snooze(seconds: 120), spec: nil, name: nil))
+        #expect(try parse("delete").get().request == .delete(id: "main"))
+        #expect(error("jump")?.code == .unknownAction)
+        #expect(error("+0")?.code == .invalidArgument)
+        #expect(error("pause", timer: nil)?.code == .badJSON)  // words only on a timer topic
+    }
+
+    @Test func jsonCommandsCarryIdAtAndRevision() throws {
+        let c = try parse(#"{"action":"pause","id":"r1","at":1795370400123,"if_revision":7}"#).get()
+        #expect(c.requestID == "r1" && c.at == 1_795_370_400_123 && c.ifRevision == 7)
+        #expect(c.request == .timer(id: "main", operation: .pause, spec: nil, name: nil))
+        let adjust = try parse(#"{"action":"adjust","seconds":-15}"#).get()
+        #expect(adjust.request == .timer(id: "main", operation: .adjust(seconds: -15), spec: nil, name: nil))
+    }
+
+    @Test func startWithSpecPresetOrSchedule() throws {
+        let spec = try parse(#"{"action":"start","spec":{"kind":"countdown","duration":"5m"},"name":"Tea"}"#).get()
+        #expect(spec.request == .timer(id: "main", operation: .start(spec: nil, startAt: nil, restart: false),
+                                       spec: ["kind": "countdown", "duration": "5m"], name: "Tea"))
+        let preset = try parse(#"{"action":"start","preset":"emom","rounds":12}"#).get()
+        #expect(preset.request == .timer(id: "main", operation: .start(spec: nil, startAt: nil, restart: false),
+                                         spec: ["preset": "emom", "rounds": 12], name: nil))
+        let scheduled = try parse(#"{"action":"start","start_at":"2026-11-22T18:00:00Z","restart":true}"#).get()
+        #expect(scheduled.request == .timer(id: "main", operation: .start(spec: nil, startAt: 1_795_370_400_000, restart: true), spec: nil, name: nil))
+    }
+
+    @Test func nodeCommands() throws {
+        #expect(try parse(#"{"action":"list"}"#, timer: nil).get().request == .list)
+        #expect(try parse(#"{"action":"time","id":"s"}"#, timer: nil).get().request == .time)
+        #expect(try parse(#"{"action":"delete","timer":"k"}"#, timer: nil).get().request == .delete(id: "k"))
+        #expect(try parse(#"{"action":"history","timer":"k","limit":5}"#, timer: nil).get().request == .history(timer: "k", sinceMs: nil, limit: 5))
+        #expect(try parse(#"{"action":"create","timer":"k","spec":{"kind":"stopwatch"}}"#, timer: nil).get().request
+                == .create(id: "k", name: nil, spec: ["kind": "stopwatch"]))
+        #expect(try parse(#"{"action":"pause","timer":"k"}"#, timer: nil).get().request == .timer(id: "k", operation: .pause, spec: nil, name: nil))
+    }
+
+    @Test(arguments: [
+        ("", ReplyErrorCode.badJSON),
+        ("{not json", .badJSON),
+        ("[1,2]", .badJSON),
+        (#"{"id":"x"}"#, .unknownAction),
+        (#"{"action":"explode"}"#, .unknownAction),
+        (#"{"action":7}"#, .unknownAction),
+        (#"{"action":"pause","at":"yesterday"}"#, .invalidArgument),
+        (#"{"action":"pause","if_revision":1.5}"#, .invalidArgument),
+        (#"{"action":"pause","seconds":3}"#, .invalidArgument),
+        (#"{"action":"adjust"}"#, .invalidArgument),
+        (#"{"action":"adjust","seconds":"10"}"#, .invalidArgument),
+        (#"{"action":"adjust","seconds":100000}"#, .invalidArgument),
+        (#"{"action":"start","spec":"tabata"}"#, .invalidSpec),
+        (#"{"action":"start","spec":{},"preset":"tabata"}"#, .invalidArgument),
+        (#"{"action":"start","name":"a\u0007b"}"#, .invalidArgument),
+        (#"{"action":"pause","timer":"other"}"#, .invalidArgument),
+    ])
+    func badTimerCommands(text: String, code: ReplyErrorCode) {
+        #expect(error(text)?.code == code, "\(text)")
+    }
+
+    @Test(arguments: ["a/b", "a+b", "a#", "-lead", "UPPER", String(repeating: "x", count: 65), ""])
+    func badTimerIDs(id: String) {
+        let payload = #"{"action":"pause","timer":"\#(id)"}"#
+        #expect(error(payload, timer: nil)?.code == .invalidTimerID, "\(id)")
+    }
+
+    @Test func oversizedPayloadIsRefusedBeforeParsing() {
+        let big = "{\"action\":\"pause\",\"pad\":\"" + String(repeating: "x", count: 2_000) + "\"}"
+        #expect(error(big)?.code == .payloadTooLarge)
+        #expect(parser.requestID(in: Array(#"{"action":"x","id":"r9"}"#.utf8)) == "r9")
+    }
+
+    @Test func nodeTopicNeedsATimerForTimerActions() {
+        #expect(error(#"{"action":"pause"}"#, timer: nil)?.code == .invalidArgument)
+    }
+}
