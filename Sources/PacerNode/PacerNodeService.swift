@@ -23,16 +23,16 @@ public struct PacerNodeService: Service {
 
     public func run() async throws {
         let topics = Topics(base: configuration.baseTopic)
-        let store = try openStore()
+        let (store, storageProblem) = try openStore()
         let client: MQTTClient
         do {
             client = try MQTTClient(configuration: mqttConfiguration(topics: topics))
         } catch {
             throw Failure(description: "cannot set up the MQTT client: \(error)")
         }
-        let engine = NodeEngine(configuration: configuration, client: client, store: store, logger: logger)
+        let engine = NodeEngine(configuration: configuration, client: client, store: store, logger: logger,
+                                storageProblem: storageProblem)
         await engine.restore()
-        if let store { prune(store) }
 
         try await withGracefulShutdownHandler {
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -74,26 +74,20 @@ public struct PacerNodeService: Service {
         logger.info("stopped")
     }
 
-    private func openStore() throws -> PacerDatabase? {
+    /// Opens the database. A directory that cannot be used does not stop the node (that would
+    /// only make systemd restart it in a loop): it runs without durability, says so loudly in
+    /// the log and in `info`, and keeps timing. Another node on the same directory is fatal.
+    private func openStore() throws -> (PacerDatabase?, String?) {
         do {
             let (database, recovery) = try PacerDatabase.open(directory: configuration.dataDirectory)
             if let recovery { logger.error("\(recovery)") }
             logger.info("database open", metadata: ["path": "\(database.path)"])
-            return database
-        } catch {
+            return (database, nil)
+        } catch where error.kind == .locked || error.kind == .schema {
             throw Failure(description: "\(error)")
-        }
-    }
-
-    private func prune(_ store: PacerDatabase) {
-        var policy = RetentionPolicy()
-        policy.maxAgeMs = configuration.retention.historyMaxAgeMs
-        policy.maxEvents = configuration.retention.historyMaxEvents
-        policy.requestWindowMs = configuration.limits.dedupWindowMs
-        do {
-            _ = try store.prune(policy, nowMs: NodeClock.systemWallClock())
         } catch {
-            logger.warning("could not prune the history", metadata: ["error": "\(error)"])
+            logger.critical("running WITHOUT a database: timers will not survive a restart", metadata: ["error": "\(error)"])
+            return (nil, error.description)
         }
     }
 

@@ -46,6 +46,7 @@ extension NodeEngine {
         // Written now; published when the broker connection comes up (republishAll).
         output.republishAll = true
         await commitWithoutPublishing(output)
+        pruneIfDue(now: now)
     }
 
     private func restoreTimer(_ record: TimerRecord, declared: TimerDeclaration?, now: Millis, into output: inout EngineOutput) {

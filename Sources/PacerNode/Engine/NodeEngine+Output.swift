@@ -93,6 +93,7 @@ extension NodeEngine {
             if let correlation = reply.correlationData { properties.correlationData = correlation }
             await publish(to: reply.topic, JSONCoding.encode(reply.body), retain: false, properties: properties)
         }
+        if !batch.isEmpty { pruneIfDue(now: now) }
         if let store, !seqs.isEmpty {
             var mark = StoreBatch()
             mark.markPublished = seqs
@@ -130,6 +131,23 @@ extension NodeEngine {
         await publishInfo()
         for id in timers.keys.sorted() { await publishTimer(id, now: now, force: true) }
         await flushOutbox()
+    }
+
+    /// Prunes old history and request ids, at most once an hour and only after a write (so an
+    /// idle node never wakes up for it).
+    func pruneIfDue(now: Millis) {
+        guard let store else { return }
+        if let last = lastPruneMs, now - last < 3_600_000 { return }
+        lastPruneMs = now
+        var policy = RetentionPolicy()
+        policy.maxAgeMs = configuration.retention.historyMaxAgeMs
+        policy.maxEvents = configuration.retention.historyMaxEvents
+        policy.requestWindowMs = configuration.limits.dedupWindowMs
+        do {
+            _ = try store.prune(policy, nowMs: now)
+        } catch {
+            logger.warning("could not prune the history", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Publishes events that were written before a crash or a disconnect but never published.
@@ -199,6 +217,10 @@ extension NodeEngine {
             "started_at_ms": .int(startedAtMs),
         ]
         if let synced = clockSynchronized { info["clock_synchronized"] = .bool(synced) }
+        var storage: [String: JSONValue] = ["ok": .bool(store != nil)]
+        if let store { storage["path"] = .string(store.path) }
+        if let storageProblem { storage["error"] = .string(storageProblem) }
+        info["storage"] = .object(storage)
         return .object(info)
     }
 

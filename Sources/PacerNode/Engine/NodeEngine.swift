@@ -55,13 +55,18 @@ actor NodeEngine {
     var loggedHeartRateProblems: Set<String> = []
     var startedAtMs: Millis
     var clockSynchronized: Bool?
+    /// Why the node runs without a database (reported in `info`), or nil.
+    let storageProblem: String?
+    /// When the history was last pruned (pruned at most hourly, after a write).
+    var lastPruneMs: Millis?
 
     let inputs: AsyncStream<EngineInput>
     let inputContinuation: AsyncStream<EngineInput>.Continuation
     let alarm: DeadlineAlarm
 
     init(configuration: NodeConfiguration, client: MQTTClient, store: PacerDatabase?, logger: Logger,
-         clock: NodeClock = NodeClock(), version: String = PacerVersion.current) {
+         storageProblem: String? = nil, clock: NodeClock = NodeClock(), version: String = PacerVersion.current) {
+        self.storageProblem = storageProblem
         self.configuration = configuration
         self.topics = Topics(base: configuration.baseTopic)
         self.client = client
