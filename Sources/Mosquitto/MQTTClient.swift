@@ -143,18 +143,19 @@ public final class MQTTClient: @unchecked Sendable {
         guard payload.count <= Int(Int32.max) else {
             throw MQTTError(.invalidArgument, "the payload of \(payload.count) bytes is too large for MQTT")
         }
-        let version = core.configuration.version
-        try core.withHandle { mosq throws(MQTTError) in
-            var list: OpaquePointer?
-            if version == .v5 { list = try properties.makePropertyList() }
-            defer { mosquitto_property_free_all(&list) }
-            let (rc, savedErrno) = payload.withUnsafeBytes { bytes in
-                let rc = mosquitto_publish_v5(
-                    mosq, nil, topic, Int32(bytes.count), bytes.baseAddress, qos.rawValue, retain, list)
-                return (rc, errno)
-            }
-            if rc != MOSQ_ERR_SUCCESS.rawValue {
-                throw MQTTError.mosquitto(rc, errno: savedErrno, "publishing to \(topic)")
+        let pending = MQTTConnectionStateMachine.PendingPublish(
+            topic: topic, payload: payload, qos: qos, retain: retain, properties: properties)
+        var decision = core.state.withLock { $0.publishRequested(pending) }
+        while true {
+            switch decision {
+            case .queued:
+                return
+            case .fail(let error):
+                throw error
+            case .publishNow(let generation):
+                let rc = try core.withHandle { mosq throws(MQTTError) in try core.send(pending, on: mosq) }
+                guard rc == MOSQ_ERR_NO_CONN.rawValue else { return }
+                decision = core.state.withLock { $0.publishFoundNoConnection(pending, generation: generation) }
             }
         }
     }

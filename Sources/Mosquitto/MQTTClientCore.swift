@@ -71,6 +71,7 @@ final class MQTTClientCore: @unchecked Sendable {
                 version: configuration.version, reconnectPolicy: configuration.reconnect,
                 endpoint: "\(configuration.host):\(configuration.port)",
                 tlsConfigured: configuration.tls != nil))
+        state.withLock { $0.offlineQueueLimit = configuration.offlineQueueLimit }
         (messages, messageContinuation) = AsyncStream.makeStream(of: MQTTMessage.self)
         (events, eventContinuation) = AsyncStream.makeStream(of: MQTTConnectionEvent.self)
         // From here on, a throw runs deinit, which destroys the handle.
@@ -192,6 +193,22 @@ final class MQTTClientCore: @unchecked Sendable {
         return try body(mosq)
     }
 
+    /// Hands a publish to libmosquitto. Returns `MOSQ_ERR_SUCCESS` or `MOSQ_ERR_NO_CONN`;
+    /// throws for anything else.
+    func send(_ publish: MQTTConnectionStateMachine.PendingPublish, on mosq: OpaquePointer) throws(MQTTError) -> Int32 {
+        var list: OpaquePointer?
+        if configuration.version == .v5 { list = try publish.properties.makePropertyList() }
+        defer { mosquitto_property_free_all(&list) }
+        let (rc, savedErrno) = publish.payload.withUnsafeBytes { bytes in
+            let rc = mosquitto_publish_v5(
+                mosq, nil, publish.topic, Int32(bytes.count), bytes.baseAddress, publish.qos.rawValue, publish.retain,
+                list)
+            return (rc, errno)
+        }
+        if rc == MOSQ_ERR_SUCCESS.rawValue || rc == MOSQ_ERR_NO_CONN.rawValue { return rc }
+        throw MQTTError.mosquitto(rc, errno: savedErrno, "publishing to \(publish.topic)")
+    }
+
     // MARK: Network thread
 
     func startNetworkThread() {
@@ -287,6 +304,11 @@ final class MQTTClientCore: @unchecked Sendable {
             if mosquitto_subscribe_v5(mosq, &messageID, filter, qos.rawValue, 0, nil) == MOSQ_ERR_SUCCESS.rawValue {
                 state.withLock { $0.ignoreAcknowledgement(of: messageID) }
             }
+        }
+        // Then what was published while disconnected, in order. This only queues
+        // packets; libmosquitto sends them once it has marked the connection active.
+        for publish in action.flush {
+            _ = try? send(publish, on: mosq)
         }
         yield(action.event)
         for waiter in action.waiters { waiter.fulfil(action.result) }

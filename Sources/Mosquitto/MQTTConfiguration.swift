@@ -92,6 +92,11 @@ public struct MQTTConfiguration: Sendable {
     public var connectTimeout: Duration
     /// How long ``MQTTClient/disconnect()`` waits for the network thread to stop.
     public var shutdownTimeout: Duration
+    /// How many QoS 1/2 publishes are kept in memory while disconnected (libmosquitto
+    /// 2.0.11 itself refuses every publish without a connection). They are sent, in
+    /// order, right after the next CONNACK; beyond the limit ``MQTTClient/publish(to:payload:qos:retain:properties:)``
+    /// throws `.notConnected`. They are lost if the process ends or ``MQTTClient/disconnect()`` runs.
+    public var offlineQueueLimit: Int
 
     /// Creates a configuration; see the properties for the meaning of each argument.
     public init(
@@ -108,7 +113,8 @@ public struct MQTTConfiguration: Sendable {
         sessionExpiryInterval: UInt32 = 86_400 * 7,
         reconnect: MQTTReconnectPolicy = .init(),
         connectTimeout: Duration = .seconds(5),
-        shutdownTimeout: Duration = .seconds(2)
+        shutdownTimeout: Duration = .seconds(2),
+        offlineQueueLimit: Int = 1000
     ) {
         self.host = host
         self.port = port
@@ -124,6 +130,7 @@ public struct MQTTConfiguration: Sendable {
         self.reconnect = reconnect
         self.connectTimeout = connectTimeout
         self.shutdownTimeout = shutdownTimeout
+        self.offlineQueueLimit = offlineQueueLimit
     }
 
     /// An MQTT 5 configuration (mqtt-nio style factory).
@@ -175,6 +182,9 @@ public struct MQTTConfiguration: Sendable {
         }
         if let tls, (tls.certificateFile == nil) != (tls.keyFile == nil) {
             throw MQTTError(.invalidArgument, "a TLS client certificate needs its key file and the other way round")
+        }
+        if offlineQueueLimit < 0 {
+            throw MQTTError(.invalidArgument, "offlineQueueLimit must not be negative, got \(offlineQueueLimit)")
         }
         if connectTimeout <= .zero || shutdownTimeout <= .zero {
             throw MQTTError(.invalidArgument, "connectTimeout and shutdownTimeout must be positive")

@@ -40,8 +40,18 @@ struct MQTTConnectionStateMachine {
         case retry(after: Duration)
     }
 
+    /// A publish kept while disconnected.
+    struct PendingPublish: Sendable, Equatable {
+        var topic: String
+        var payload: [UInt8]
+        var qos: MQTTQoS
+        var retain: Bool
+        var properties: MQTTProperties
+    }
+
     let version: MQTTVersion
     let reconnectPolicy: MQTTReconnectPolicy
+    var offlineQueueLimit = 1000
     let endpoint: String
     let tlsConfigured: Bool
 
@@ -59,6 +69,11 @@ struct MQTTConnectionStateMachine {
     private var nextToken: UInt64 = 0
     /// Tasks waiting for the network thread to exit.
     private var exitWaiters: [OneShot<Void>] = []
+
+    /// Counts successful CONNACKs: tells connections apart.
+    private(set) var connectionGeneration = 0
+    /// QoS 1/2 publishes made while disconnected, sent after the next CONNACK.
+    private(set) var offlineQueue: [PendingPublish] = []
 
     /// Remembered subscriptions, redone after every CONNACK.
     private(set) var subscriptions: [String: MQTTQoS] = [:]
@@ -173,6 +188,8 @@ struct MQTTConnectionStateMachine {
         var result: Result<Void, MQTTError>
         /// Subscriptions to redo (success only).
         var resubscribe: [(String, MQTTQoS)]
+        /// Publishes made while disconnected, to send now (success only).
+        var flush: [PendingPublish] = []
     }
 
     /// on_connect: the broker answered the CONNECT.
@@ -185,11 +202,15 @@ struct MQTTConnectionStateMachine {
             connectWaiters.removeAll()
             if phase != .closed { phase = .connected }
             everConnected = true
+            connectionGeneration += 1
             failedAttempts = 0
             lastFailure = nil
+            let flush = offlineQueue
+            offlineQueue.removeAll()
             return ConnackAction(
                 event: .connected(sessionPresent: sessionPresent), waiters: waiters, result: .success(()),
-                resubscribe: subscriptions.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+                resubscribe: subscriptions.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
+                flush: flush)
         }
         let error = MQTTError.connack(reasonCode, version: version)
         refusalThisConnection = error
@@ -327,6 +348,55 @@ struct MQTTConnectionStateMachine {
         return (waiters, takeDestroyDuty())
     }
 
+    // MARK: Publishing
+
+    enum PublishDecision: Equatable {
+        /// Connected: hand it to libmosquitto now (on connection number `generation`).
+        case publishNow(generation: Int)
+        /// Kept in the offline queue; sent after the next CONNACK.
+        case queued
+        /// Not connected and it cannot be kept (QoS 0, or the queue is full).
+        case fail(MQTTError)
+    }
+
+    /// publish(): send now when connected, else keep it (QoS 1/2) for the next CONNACK.
+    mutating func publishRequested(_ publish: PendingPublish) -> PublishDecision {
+        if phase == .connected { return .publishNow(generation: connectionGeneration) }
+        return keepForReconnect(publish)
+    }
+
+    /// libmosquitto answered "no connection" to a `.publishNow` made on connection
+    /// `generation`. If that connection is the current one, it is going down: keep the
+    /// publish for the next CONNACK (which flushes the queue under this same lock). If a
+    /// newer connection is already up, send it on that one, so nothing waits in the
+    /// queue for a CONNACK that has already passed.
+    mutating func publishFoundNoConnection(_ publish: PendingPublish, generation: Int) -> PublishDecision {
+        if phase == .connected, generation != connectionGeneration {
+            return .publishNow(generation: connectionGeneration)
+        }
+        return keepForReconnect(publish)
+    }
+
+    private mutating func keepForReconnect(_ publish: PendingPublish) -> PublishDecision {
+        if phase == .closed {
+            return .fail(MQTTError(.shutdown, "the client was shut down with disconnect()"))
+        }
+        guard publish.qos != .atMostOnce else {
+            return .fail(
+                MQTTError(
+                    .notConnected,
+                    "cannot publish to \(publish.topic) at QoS 0: not connected to \(endpoint) (QoS 1 and 2 publishes are kept until the reconnect)"))
+        }
+        guard offlineQueue.count < offlineQueueLimit else {
+            return .fail(
+                MQTTError(
+                    .notConnected,
+                    "cannot publish to \(publish.topic): not connected to \(endpoint) and \(offlineQueueLimit) publishes already wait for the reconnect"))
+        }
+        offlineQueue.append(publish)
+        return .queued
+    }
+
     // MARK: Subscriptions
 
     /// subscribe(): remember it. Returns whether to send SUBSCRIBE now (connected).
@@ -390,6 +460,7 @@ struct MQTTConnectionStateMachine {
     mutating func shutdownRequested() -> ShutdownAction {
         let first = phase != .closed
         phase = .closed
+        offlineQueue.removeAll()
         if handle == .open { handle = .closing }
         stopRequested = true
         let waiters = Array(connectWaiters.values)
