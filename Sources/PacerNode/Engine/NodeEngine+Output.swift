@@ -28,6 +28,8 @@ struct EngineOutput {
     var infoChanged = false
     /// A (re)connect: publish every retained topic again.
     var republishAll = false
+    /// The outbox check can be decided (all retained states seen, or its window ended).
+    var resolveOutbox = false
     /// Undo information for a command: if its write fails, nothing it changed may stay.
     var rollback: (timers: [String: NodeEngine.TimerEntry?], ledger: RequestLedger)?
 
@@ -93,6 +95,7 @@ extension NodeEngine {
             if let correlation = reply.correlationData { properties.correlationData = correlation }
             await publish(to: reply.topic, JSONCoding.encode(reply.body), retain: false, properties: properties)
         }
+        if output.resolveOutbox { await resolveOutbox() }
         if !batch.isEmpty { pruneIfDue(now: now) }
         if let store, !seqs.isEmpty {
             var mark = StoreBatch()
@@ -124,13 +127,15 @@ extension NodeEngine {
         return batch
     }
 
-    /// Publishes `status`, `info`, every timer's retained topics and any event that was
-    /// written but not yet published (the outbox) — on every (re)connect.
+    /// Publishes `status`, `info` and every timer's retained topics — on every (re)connect —
+    /// and starts the outbox check for events written but not yet published.
     func publishEverything(now: Millis) async {
+        // Subscribe before republishing: the broker then sends the retained states of the
+        // previous run before our new ones replace them.
+        await beginOutboxCheck(now: now)
         await publish(to: topics.status, Array("online".utf8), retain: true)
         await publishInfo()
         for id in timers.keys.sorted() { await publishTimer(id, now: now, force: true) }
-        await flushOutbox()
     }
 
     /// Prunes old history and request ids, at most once an hour and only after a write (so an
@@ -147,24 +152,6 @@ extension NodeEngine {
             _ = try store.prune(policy, nowMs: now)
         } catch {
             logger.warning("could not prune the history", metadata: ["error": "\(error)"])
-        }
-    }
-
-    /// Publishes events that were written before a crash or a disconnect but never published.
-    func flushOutbox() async {
-        guard let store else { return }
-        do {
-            let pending = try store.unpublishedEvents()
-            guard !pending.isEmpty else { return }
-            for event in pending {
-                await publish(to: topics.timer(event.timer).event, event.payload, retain: false)
-            }
-            var mark = StoreBatch()
-            mark.markPublished = pending.compactMap(\.seq)
-            try store.apply(mark)
-            logger.info("published events left over from before", metadata: ["count": "\(pending.count)"])
-        } catch {
-            logger.error("could not read the event outbox", metadata: ["error": "\(error)"])
         }
     }
 

@@ -57,6 +57,8 @@ actor NodeEngine {
     var clockSynchronized: Bool?
     /// Why the node runs without a database (reported in `info`), or nil.
     let storageProblem: String?
+    /// The outbox check in progress after a (re)connect, if any.
+    var outboxCheck: OutboxCheck?
     /// When the history was last pruned (pruned at most hourly, after a write).
     var lastPruneMs: Millis?
 
@@ -117,6 +119,7 @@ actor NodeEngine {
                 switch owner {
                 case .timer(let id): advanceTimer(id, now: now, into: &output)
                 case .heartRate(let source): heartRateWentStale(source, now: now, into: &output)
+                case .outbox: output.resolveOutbox = true
                 }
             }
         case .inspect(let body):
@@ -136,6 +139,8 @@ actor NodeEngine {
                 return
             }
             command(message, now: now, into: &output)
+        } else if let id = topics.timerID(ofStateTopic: message.topic) {
+            retainedState(message, timer: id, now: now, into: &output)
         } else {
             heartRateMessage(message, now: now, into: &output)
         }

@@ -1,10 +1,12 @@
 import HeapModule
 import PacerCore
 
-/// What a deadline belongs to: a timer, or a heart-rate source going stale.
+/// What a deadline belongs to: a timer, a heart-rate source going stale, or the end of the
+/// outbox check after a reconnect.
 enum DeadlineOwner: Hashable, Sendable {
     case timer(String)
     case heartRate(String)
+    case outbox
 }
 
 /// One deadline queue for everything the node waits for (SPEC: one scheduler for all timers).

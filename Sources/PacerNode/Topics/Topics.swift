@@ -19,9 +19,18 @@ public struct Topics: Sendable, Equatable {
 
     /// The timer id of a timer command topic (`<base>/timers/<id>/cmd`), or nil.
     public func timerID(ofCommandTopic topic: String) -> String? {
+        timerID(of: topic, leaf: "cmd")
+    }
+
+    /// The timer id of a timer state topic (`<base>/timers/<id>/state`), or nil.
+    public func timerID(ofStateTopic topic: String) -> String? {
+        timerID(of: topic, leaf: "state")
+    }
+
+    private func timerID(of topic: String, leaf: String) -> String? {
         let prefix = "\(base)/timers/"
-        guard topic.hasPrefix(prefix), topic.hasSuffix("/cmd") else { return nil }
-        let middle = topic.dropFirst(prefix.count).dropLast(4)
+        guard topic.hasPrefix(prefix), topic.hasSuffix("/" + leaf) else { return nil }
+        let middle = topic.dropFirst(prefix.count).dropLast(leaf.count + 1)
         guard !middle.isEmpty, !middle.contains("/") else { return nil }
         return String(middle)
     }

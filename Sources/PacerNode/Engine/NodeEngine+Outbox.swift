@@ -1,0 +1,75 @@
+import Logging
+import Mosquitto
+import PacerCore
+import PacerStore
+
+/// The event outbox: transition events are written (unpublished) before they are
+/// published and marked published right after. A crash between the two leaves events
+/// whose fate is unknown. On the next connect the node reads its own retained `state`
+/// topics as the broker kept them: `commit` always publishes an input's events before the
+/// timer's state on the same connection, so a retained state with a revision at or past an
+/// event's revision proves that event reached the broker. Those are marked published; the
+/// others are published now. No event is published twice, and none is lost.
+struct OutboxCheck {
+    var pending: [EventRecord]
+    /// Timers with pending events whose retained state has not arrived yet.
+    var waiting: Set<String>
+    /// The highest retained state revision seen per timer.
+    var seen: [String: Int] = [:]
+}
+
+extension NodeEngine {
+    /// How long to wait for the broker's retained states before deciding.
+    static let outboxCheckWindowMs: Millis = 1_500
+
+    var stateFilter: String { "\(topics.base)/timers/+/state" }
+
+    func beginOutboxCheck(now: Millis) async {
+        guard let store, outboxCheck == nil else { return }
+        let pending: [EventRecord]
+        do { pending = try store.unpublishedEvents() } catch {
+            logger.error("could not read the event outbox", metadata: ["error": "\(error)"])
+            return
+        }
+        guard !pending.isEmpty else { return }
+        outboxCheck = OutboxCheck(pending: pending, waiting: Set(pending.map(\.timer)))
+        do {
+            try await client.subscribe(to: stateFilter, qos: .atMostOnce)
+        } catch {
+            logger.warning("could not read back the retained states; publishing the outbox as is", metadata: ["error": "\(error)"])
+        }
+        deadlines.set(.outbox, at: now + Self.outboxCheckWindowMs)
+    }
+
+    /// A message on one of our own `state` topics during the outbox check.
+    func retainedState(_ message: MQTTMessage, timer id: String, now: Millis, into output: inout EngineOutput) {
+        guard message.retain, var check = outboxCheck else { return }
+        if case .number(let revision)? = JSONCoding.decode(message.payload)?["revision"] {
+            check.seen[id] = max(check.seen[id] ?? -1, Int(revision))
+        }
+        check.waiting.remove(id)
+        outboxCheck = check
+        if check.waiting.isEmpty { output.resolveOutbox = true }
+    }
+
+    /// Publishes the pending events that did not reach the broker, marks all of them published.
+    func resolveOutbox() async {
+        guard let check = outboxCheck, let store else { return }
+        outboxCheck = nil
+        deadlines.set(.outbox, at: nil)
+        var resent = 0
+        for event in check.pending where (check.seen[event.timer] ?? -1) < event.revision {
+            await publish(to: topics.timer(event.timer).event, event.payload, retain: false)
+            resent += 1
+        }
+        var mark = StoreBatch()
+        mark.markPublished = check.pending.compactMap(\.seq)
+        do { try store.apply(mark) } catch {
+            logger.error("could not mark events as published", metadata: ["error": "\(error)"])
+        }
+        logger.info("event outbox settled", metadata: ["published": "\(resent)", "already_delivered": "\(check.pending.count - resent)"])
+        do { try await client.unsubscribe(from: stateFilter) } catch {
+            logger.debug("unsubscribe failed", metadata: ["error": "\(error)"])
+        }
+    }
+}
