@@ -1,0 +1,237 @@
+import Foundation
+import PacerCore
+import Testing
+
+/// SPEC §3: every topic and payload the node publishes.
+@Suite("Topics and payloads of SPEC §3")
+struct TopicTests {
+    /// The fields SPEC §3 requires in every state snapshot (ends_at/ends_at_ms only while running).
+    static let requiredStateFields = [
+        "id", "name", "kind", "status", "phase", "label", "next_label", "round", "rounds", "set", "sets",
+        "segment", "segments", "segment_duration_ms", "remaining_ms", "elapsed_ms", "total_remaining_ms",
+        "progress", "started_at_ms", "hr", "hr_age_ms", "revision", "as_of_ms",
+    ]
+
+    @Test("status is a retained online, info lists version, node, timers and capabilities")
+    func statusAndInfo() async throws {
+        let config = """
+            timers:
+              - id: wall
+                name: Wall clock
+                spec: {kind: countdown, duration: "1:02:03"}
+            """
+        try await withNode(.init(config: config)) { node in
+            let retained = try await node.retained([node.topic("status"), node.topic("info")])
+            #expect(retained[node.topic("status")].map { String(decoding: $0, as: UTF8.self) } == "online")
+            let info = try #require(retained[node.topic("info")].flatMap(decodeJSON))
+            let version = try #require(info["version"]?.string)
+            #expect(version.split(separator: ".").count >= 2, "version '\(version)' is not like 0.1.0")
+            #expect(info["node"]?.string == node.nodeID)
+            #expect(info["timers"] == [["id": "wall", "name": "Wall clock"]])
+            let capabilities = (info["capabilities"]?.array ?? []).compactMap { $0.string }
+            #expect(capabilities.contains("time_sync"))
+            #expect(capabilities.contains("mqtt5_response_topic"))
+
+            // A new timer is announced in info.
+            let before = node.probe.count
+            let created = try await node.send(["action": "create", "timer": "kitchen", "name": "Kitchen", "spec": ["kind": "countdown", "duration": "12m"]])
+            #expect(created.ok, "\(created)")
+            let updated = try await node.probe.waitFor(node.topic("info"), from: before)
+            #expect(updated.message.qos == .atLeastOnce)
+            #expect(updated.json?["timers"] == [["id": "kitchen", "name": "Kitchen"], ["id": "wall", "name": "Wall clock"]])
+        }
+    }
+
+    @Test("an idle timer's retained topics: state JSON with every field, remaining, display, phase, round, rounds")
+    func idleTimerTopics() async throws {
+        let config = """
+            timers:
+              - id: wall
+                name: Wall clock
+                spec: {kind: countdown, duration: "1:02:03"}
+            """
+        try await withNode(.init(config: config)) { node in
+            let t = { (name: String) in node.topic("wall", name) }
+            let retained = try await node.retained([node.topic("timers/wall/#")])
+            func text(_ name: String) -> String? { retained[t(name)].map { String(decoding: $0, as: UTF8.self) } }
+            #expect(text("remaining") == "3723")
+            #expect(text("display") == "1:02:03")
+            #expect(text("phase") == "idle")
+            #expect(text("round") == "1")
+            #expect(text("rounds") == "1")
+            // No heart rate is known: hr is empty, which a late subscriber sees as no retained message.
+            #expect(text("hr") == nil || text("hr") == "")
+
+            let state = try #require(retained[t("state")].flatMap(decodeJSON))
+            for field in Self.requiredStateFields {
+                #expect(state[field] != nil, "the state has no \"\(field)\": \(state)")
+            }
+            #expect(state["id"] == "wall")
+            #expect(state["name"] == "Wall clock")
+            #expect(state["kind"] == "countdown")
+            #expect(state["status"] == "idle")
+            #expect(state["phase"] == "idle")
+            #expect(state["segment_duration_ms"]?.int == 3_723_000)
+            #expect(state["remaining_ms"]?.int == 3_723_000)
+            #expect(state["total_remaining_ms"]?.int == 3_723_000)
+            #expect(state["elapsed_ms"]?.int == 0)
+            #expect(state["progress"]?.double == 0)
+            #expect(state["started_at_ms"]?.isNull == true)
+            #expect(state["hr"]?.isNull == true)
+            #expect(state["ends_at"] == nil, "ends_at must be absent when not running")
+            #expect(state["ends_at_ms"] == nil, "ends_at_ms must be absent when not running")
+            let asOf = try #require(state["as_of_ms"]?.int64)
+            #expect(abs(asOf - wallNowMs()) < 60_000, "as_of_ms \(asOf) is not the node's clock")
+        }
+    }
+
+    @Test("display text: 0:42, 12:05, 1:02:03; remaining in whole seconds")
+    func displayFormats() async throws {
+        try await withNode { node in
+            for (id, duration, remaining, display) in [
+                ("a", "42s", "42", "0:42"), ("b", "12:05", "725", "12:05"), ("c", "1h2m3s", "3723", "1:02:03"), ("d", "1500ms", "2", "0:02"),
+            ] {
+                let start = node.probe.count
+                let reply = try await node.send(["action": "create", "timer": .string(id), "spec": ["kind": "countdown", "duration": .string(duration)]])
+                // 1500 ms shows 2 s: remaining seconds are rounded up.
+                #expect(reply.ok, "\(reply)")
+                let shown = try await node.probe.waitFor(node.topic(id, "display"), from: start)
+                #expect(shown.text == display)
+                let left = try await node.probe.waitFor(node.topic(id, "remaining"), from: start)
+                #expect(left.text == remaining)
+            }
+        }
+    }
+
+    @Test("a running timer's state: ends_at ISO 8601 UTC with ms, ends_at_ms, progress, revision")
+    func runningState() async throws {
+        try await withNode { node in
+            let created = try await node.send(["action": "create", "timer": "run", "name": "Run", "spec": ["kind": "interval", "work": "20s", "rest": "10s", "rounds": 4, "exercises": ["Squat"]]])
+            let r0 = try #require(created.revision)
+            let start = node.probe.count
+            let sentAt = wallNowMs()
+            let started = try await node.send(["action": "start"], timer: "run")
+            let repliedAt = wallNowMs()
+            #expect(started.ok, "\(started)")
+            #expect(started.json["timer"] == "run")
+            #expect(started.revision == r0 + 1)
+            let state = try #require(started.state)
+            #expect(state["status"] == "running")
+            #expect(state["phase"] == "work")
+            #expect(state["label"] == "Squat")
+            #expect(state["round"]?.int == 1)
+            #expect(state["rounds"]?.int == 4)
+            #expect(state["segment"]?.int == 1)
+            #expect(state["segments"]?.int == 7)
+            let endsAtMs = try #require(state["ends_at_ms"]?.int64)
+            let startedAtMs = try #require(state["started_at_ms"]?.int64)
+            let asOf = try #require(state["as_of_ms"]?.int64)
+            #expect(startedAtMs >= sentAt - 5 && startedAtMs <= repliedAt + 5)
+            #expect(endsAtMs == startedAtMs + 20_000)
+            #expect(state["remaining_ms"]?.int64 == endsAtMs - asOf)
+            // 4 × 20 s work with 3 rests of 10 s between them (no rest after the last work).
+            #expect(state["total_remaining_ms"]?.int64 == 4 * 20_000 + 3 * 10_000 - (asOf - startedAtMs))
+            let progress = try #require(state["progress"]?.double)
+            #expect(progress >= 0 && progress <= 1)
+            let endsAt = try #require(state["ends_at"]?.string)
+            #expect(endsAt.wholeMatch(of: /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z/) != nil, "ends_at '\(endsAt)' is not ISO 8601 UTC with ms")
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            let date = try #require(formatter.date(from: endsAt))
+            #expect(Int64((date.timeIntervalSince1970 * 1000).rounded()) == endsAtMs)
+
+            // The retained state, phase and round follow.
+            let retainedState = try await node.waitForState("run", from: start) { $0["status"] == "running" }
+            #expect(retainedState["ends_at_ms"]?.int64 == endsAtMs)
+            #expect(try await node.probe.waitFor(node.topic("run", "phase"), from: start).text == "work")
+
+            // The `started` event: timer, revision, due_ms, at_ms and the first segment.
+            let event = try #require(try await node.waitForEvent("run", "started", from: start).json)
+            #expect(event["timer"] == "run")
+            #expect(event["revision"]?.int == r0 + 1)
+            #expect(event["due_ms"]?.int64 == startedAtMs)
+            #expect(try #require(event["at_ms"]?.int64) >= startedAtMs)
+            #expect(event["phase"] == "work")
+            #expect(event["round"]?.int == 1)
+            #expect(node.probe.messages(on: node.topic("run", "event"), from: start).allSatisfy { $0.message.qos == .atLeastOnce })
+
+            // Paused: ends_at disappears, phase shows paused.
+            let paused = try await node.send(["action": "pause"], timer: "run")
+            #expect(paused.state?["ends_at"] == nil)
+            #expect(paused.state?["ends_at_ms"] == nil)
+            #expect(paused.state?["phase"] == "paused")
+            #expect(try await node.probe.waitFor(node.topic("run", "phase"), from: start) { $0.text == "paused" }.text == "paused")
+        }
+    }
+
+    @Test("remaining and display flip when the displayed second changes; unchanged plain topics are not republished")
+    func secondFlips() async throws {
+        try await withNode { node in
+            let created = try await node.send(["action": "create", "timer": "egg", "spec": ["kind": "countdown", "duration": "4s"]])
+            #expect(created.ok)
+            try await node.probe.waitFor(node.topic("egg", "rounds"))
+            let start = node.probe.count
+            let started = try await node.send(["action": "start"], timer: "egg")
+            let endsAt = try #require(started.state?["ends_at_ms"]?.int64)
+            try await node.waitForEvent("egg", "finished", from: start, timeout: .seconds(15))
+            try await node.barrier()
+
+            let remaining = node.probe.messages(on: node.topic("egg", "remaining"), from: start)
+            #expect(remaining.map(\.text) == ["3", "2", "1", "0"], "each displayed second once, in order")
+            for item in remaining {
+                let value = try #require(Int64(item.text))
+                let due = endsAt - value * 1000
+                #expect(item.wallMs >= due - 30, "remaining \(value) arrived \(due - item.wallMs) ms before its second began")
+                #expect(item.wallMs <= due + 1_000, "remaining \(value) arrived \(item.wallMs - due) ms after its second began")
+            }
+            let display = node.probe.messages(on: node.topic("egg", "display"), from: start).map(\.text)
+            #expect(display == ["0:03", "0:02", "0:01", "0:00"])
+            // rounds and round never changed: not republished. phase: countdown, then finished.
+            #expect(node.probe.messages(on: node.topic("egg", "rounds"), from: start).isEmpty)
+            #expect(node.probe.messages(on: node.topic("egg", "round"), from: start).isEmpty)
+            #expect(node.probe.messages(on: node.topic("egg", "phase"), from: start).map(\.text) == ["countdown", "finished"])
+            // The state is published on each second while running (a late display catches up).
+            let states = node.probe.messages(on: node.topic("egg", "state"), from: start).compactMap(\.json)
+            #expect(states.filter { $0["status"] == "running" }.count >= 4)
+            #expect(states.last?["status"] == "finished")
+            #expect(states.last?["remaining_ms"]?.int == 0)
+        }
+    }
+
+    @Test("a deleted timer's retained topics are cleared: a late subscriber gets nothing")
+    func deleteClearsRetained() async throws {
+        try await withNode { node in
+            for id in ["gone", "kept"] {
+                let reply = try await node.send(["action": "start", "spec": ["kind": "countdown", "duration": "5m"]], timer: id)
+                #expect(reply.ok, "\(reply)")
+            }
+            let before = try await node.retained([node.topic("timers/#")])
+            let names = ["state", "remaining", "display", "phase", "round", "rounds"]
+            for name in names {
+                #expect(before[node.topic("gone", name)] != nil, "\(name) was not retained before the delete")
+            }
+
+            let start = node.probe.count
+            let deleted = try await node.send(["action": "delete", "timer": "gone"])
+            #expect(deleted.ok, "\(deleted)")
+            #expect(deleted.json["deleted"] == true)
+            for name in names + ["hr"] {
+                let cleared = try await node.probe.waitFor(node.topic("gone", name), from: start)
+                #expect(cleared.message.payload.isEmpty, "\(name) was not cleared with an empty payload")
+            }
+            let info = try await node.probe.waitFor(node.topic("info"), from: start)
+            #expect(info.json?["timers"] == [["id": "kept", "name": "kept"]])
+
+            let after = try await node.retained([node.topic("gone/#"), node.topic("timers/gone/#"), node.topic("timers/kept/#")])
+            #expect(after.keys.filter { $0.contains("/timers/gone/") }.isEmpty, "ghost topics: \(after.keys.sorted())")
+            #expect(after[node.topic("kept", "state")] != nil, "the other timer lost its state")
+
+            // And a plain-word delete does the same.
+            let start2 = node.probe.count
+            let word = try await node.word("delete", timer: "kept")
+            #expect(word.ok, "\(word)")
+            #expect(try await node.probe.waitFor(node.topic("kept", "state"), from: start2).message.payload.isEmpty)
+            #expect(try await node.retained([node.topic("timers/#")]).isEmpty)
+        }
+    }
+}
