@@ -77,15 +77,19 @@ public struct TimerCommand: Sendable, Equatable {
     public var at: Millis?
     /// Reject with `revision_conflict` unless the timer is at this revision.
     public var ifRevision: Int?
+    /// The request id (`id`) that makes the command idempotent; the node dedups it with a
+    /// `RequestLedger`. The machine itself does not use it.
+    public var requestID: String?
 
-    public init(operation: TimerOperation, at: Millis? = nil, ifRevision: Int? = nil) {
+    public init(operation: TimerOperation, at: Millis? = nil, ifRevision: Int? = nil, requestID: String? = nil) {
         self.operation = operation
         self.at = at
         self.ifRevision = ifRevision
+        self.requestID = requestID
     }
 
-    public init(_ operation: TimerOperation, at: Millis? = nil, ifRevision: Int? = nil) {
-        self.init(operation: operation, at: at, ifRevision: ifRevision)
+    public init(_ operation: TimerOperation, at: Millis? = nil, ifRevision: Int? = nil, requestID: String? = nil) {
+        self.init(operation: operation, at: at, ifRevision: ifRevision, requestID: requestID)
     }
 }
 
