@@ -52,9 +52,13 @@ extension NodeEngine {
         let batch = makeBatch(output, now: now)
 
         var seqs: [Int64] = []
+        /// Events the store already held (a replay): never published a second time.
+        var duplicates: Set<EventKey> = []
         if let store, !batch.isEmpty {
             do {
-                seqs = try store.apply(batch)
+                let result = try store.commit(batch)
+                seqs = result.appended.compactMap(\.seq)
+                duplicates = Set(result.duplicates.map { EventKey(timer: $0.timer, type: $0.type, revision: $0.revision, dueMs: $0.dueMs) })
             } catch {
                 logger.error("could not write to the database; the change is not applied", metadata: ["error": "\(error)"])
                 if let rollback = output.rollback {
@@ -77,7 +81,8 @@ extension NodeEngine {
         }
 
         if output.republishAll { await publishEverything(now: now) }
-        for event in output.events {
+        for event in output.events
+        where !duplicates.contains(EventKey(timer: event.timer, type: event.type.rawValue, revision: event.revision, dueMs: event.dueMs)) {
             await publish(to: topics.timer(event.timer).event, JSONCoding.encode(event.json), retain: false)
         }
         for id in output.deletedTimers {
@@ -247,4 +252,12 @@ extension NodeEngine {
 
 extension EngineOutput {
     func changedSet(contains id: String) -> Bool { changedSet.contains(id) }
+}
+
+/// The identity of an event in the store (its unique key).
+struct EventKey: Hashable {
+    var timer: String
+    var type: String
+    var revision: Int
+    var dueMs: Millis
 }
