@@ -129,7 +129,7 @@ import Testing
         ("heart_rate: {sources: [{topic: 'hr/#'}]}", "heart_rate.sources[0].topic"),
         ("log_level: loud", "log_level"),
         ("base_topic: pacer/#", "base_topic"),
-        ("presets: {tabata: {kind: countdown, duration: 1m}}", "presets.tabata"),
+        ("presets: {tabata: {kind: countdown, duration: 0s}}", "presets.tabata.duration"),
         ("timers: [{id: a, spec: {kind: countdown, duration: 1m}}, {id: a, spec: {kind: countdown, duration: 2m}}]", "timers[1].id"),
     ])
     func eachBadValueIsReported(yaml: String, key: String) throws {
@@ -146,6 +146,13 @@ import Testing
             #expect(keys.contains("--broker") && keys.contains("--node"))
             #expect(error.problems.allSatisfy { $0.source == "command line" })
         }
+    }
+
+    @Test func aUserPresetMayReplaceABuiltIn() throws {
+        let file = try write("presets: {tabata: {kind: interval, work: 30s, rest: 15s, rounds: 6}}\ntimers: [{id: t, spec: {preset: tabata}}]\n")
+        let c = try NodeConfiguration.load(flags: .init(configFile: file), environment: [:], hostname: "h")
+        let spec = try TimerSpec(json: c.timers[0].spec, presets: c.presets)
+        #expect(try spec.compile().rounds == 6)
     }
 
     @Test func missingFileIsAClearError() throws {

@@ -86,9 +86,8 @@ extension NodeConfiguration {
         readHeartRate(top["heart_rate"], &r)
         let presetPairs = r.mapping(top["presets"], key: "presets", known: [])
         for (name, node) in presetPairs {
-            if Presets.builtInNames.contains(name) {
-                r.fail("presets.\(name)", node, "'\(name)' is a built-in preset; choose another name")
-            } else if Self.nodeIDProblem(name) != nil {
+            // A preset named like a built-in replaces it (the gym decides what "tabata" means).
+            if Self.nodeIDProblem(name) != nil {
                 r.fail("presets.\(name)", node, "preset names use a-z, 0-9, '_' and '-'")
             } else {
                 presets[name] = node.json

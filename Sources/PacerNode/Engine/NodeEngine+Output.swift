@@ -204,7 +204,7 @@ extension NodeEngine {
                 "interval", "rest", "countdown", "stopwatch", "program", "presets", "heart_rate",
                 "time_sync", "dedup", "if_revision", "start_at", "history", "mqtt5_response_topic",
             ].map { .string($0) }),
-            "presets": .array((Presets.builtInNames + configuration.presets.keys.sorted()).map { .string($0) }),
+            "presets": .array(Set(Presets.builtInNames).union(configuration.presets.keys).sorted().map { .string($0) }),
             "heart_rate_sources": .array(configuration.heartRate.sources.map { .string($0.name) }),
             "started_at_ms": .int(startedAtMs),
         ]

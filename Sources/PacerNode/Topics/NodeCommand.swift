@@ -70,7 +70,7 @@ public struct CommandParser: Sendable {
     static let nodeActions = ["create", "delete", "list", "time", "history"]
     /// Keys every command may carry besides its own arguments.
     static let commonKeys: Set<String> = ["action", "id", "at", "if_revision", "timer"]
-    static let defaultSnoozeSeconds = 60
+    static let defaultSnoozeSeconds = TimerOperation.defaultSnoozeSeconds
 
     /// The request id of a payload that fails to parse, so the error reply can still echo it.
     public func requestID(in payload: [UInt8]) -> String? {
@@ -107,38 +107,24 @@ public struct CommandParser: Sendable {
         }
     }
 
+    /// A plain word (`pause`, `+30`, `snooze 120`, ...), read by the core's `TimerOperation(word:)`;
+    /// `delete` is the node's own.
     private func parseWord(_ text: String, timer: String) -> Result<NodeCommand, ReplyError> {
-        let parts = text.lowercased().split(whereSeparator: { $0 == " " || $0 == ":" }).map(String.init)
-        let word = parts.first ?? ""
-        if let first = word.first, first == "+" || first == "-", let seconds = Int(word.dropFirst()), parts.count == 1 {
-            guard (1...86_400).contains(seconds) else {
-                return .failure(.init(.invalidArgument, "adjust takes 1 to 86400 seconds, got \(word)"))
-            }
-            return .success(NodeCommand(request: .timer(id: timer, operation: .adjust(seconds: first == "+" ? seconds : -seconds), spec: nil, name: nil)))
-        }
-        if word == "snooze", parts.count <= 2 {
-            var seconds = Self.defaultSnoozeSeconds
-            if parts.count == 2 {
-                guard let s = Int(parts[1]), (1...86_400).contains(s) else {
-                    return .failure(.init(.invalidArgument, "snooze takes 1 to 86400 seconds, got '\(parts[1])'"))
-                }
-                seconds = s
-            }
-            return .success(NodeCommand(request: .timer(id: timer, operation: .snooze(seconds: seconds), spec: nil, name: nil)))
-        }
-        let simple: [String: TimerOperation] = [
-            "start": .start(spec: nil, startAt: nil, restart: false), "pause": .pause, "resume": .resume,
-            "toggle": .toggle, "cancel": .cancel, "reset": .reset, "finish": .finish, "skip": .skip,
-            "back": .back, "ack": .ack,
-        ]
-        if parts.count == 1, let operation = simple[word] {
-            return .success(NodeCommand(request: .timer(id: timer, operation: operation, spec: nil, name: nil)))
-        }
-        if parts.count == 1, word == "delete" {
+        if text.lowercased() == "delete" {
             return .success(NodeCommand(request: .delete(id: timer)))
         }
-        let words = (Array(simple.keys) + ["snooze", "delete", "+N", "-N"]).sorted().joined(separator: ", ")
-        return .failure(.init(.unknownAction, "unknown command '\(text.prefix(40))'; send one of \(words), or JSON"))
+        guard let operation = TimerOperation(word: text) else {
+            let words = "start, restart, pause, resume, toggle, cancel, reset, finish, skip, back, ack, snooze, snooze N, delete, +N, -N"
+            return .failure(.init(.unknownAction, "unknown command '\(text.prefix(40))'; send one of \(words), or JSON"))
+        }
+        switch operation {
+        case .adjust(let seconds) where seconds == 0 || abs(seconds) > 86_400:
+            return .failure(.init(.invalidArgument, "adjust takes 1 to 86400 seconds, got \(seconds)"))
+        case .snooze(let seconds) where !(1...86_400).contains(seconds):
+            return .failure(.init(.invalidArgument, "snooze takes 1 to 86400 seconds, got \(seconds)"))
+        default:
+            return .success(NodeCommand(request: .timer(id: timer, operation: operation, spec: nil, name: nil)))
+        }
     }
 
     private func parseObject(_ o: [String: JSONValue], topicTimer: String?) throws(ReplyError) -> NodeCommand {
