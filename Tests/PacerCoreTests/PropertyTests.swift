@@ -147,6 +147,41 @@ struct PropertyTests {
         }
     }
 
+    @Test("backdated commands (at within or beyond the lag window) keep every invariant")
+    func backdatedCommands() async {
+        await propertyCheck(count: 200, input: Generators.scenario, Gen.int64(in: -4_000...1_000).array(of: 40)) { scenario, offsets in
+            var m = try makeMachine(scenario.spec, settings: propertySettings)
+            var now = t0
+            for (index, step) in scenario.steps.enumerated() {
+                now += step.gapMs
+                if index % 3 == 0 { _ = m.advance(to: now) }   // the node does not always wake up in between
+                guard let operation = step.operation else { continue }
+                let before = m
+                let command = TimerCommand(operation, at: now + offsets[index])
+                let instant = m.effectiveInstant(of: command, now: now)
+                #expect(instant >= now - propertySettings.lagWindowMs && instant >= before.lastChangeMs)
+                #expect(instant <= max(now, before.lastChangeMs))
+                if before.lastChangeMs <= now + offsets[index] && offsets[index] >= -propertySettings.lagWindowMs && offsets[index] <= 0 {
+                    #expect(instant == now + offsets[index])   // within the window: exactly `at`
+                }
+                switch m.handle(command, now: now) {
+                case .success(let events):
+                    #expect(events.map(\.dueMs) == events.map(\.dueMs).sorted(), "events out of order: \(events)")
+                    #expect(events.allSatisfy { $0.atMs == now })
+                    if !events.isEmpty { #expect(m.revision > before.revision) }
+                    #expect(m.advancedToMs >= now)
+                case .failure:
+                    #expect(m == before)
+                }
+                let s = m.snapshot(at: now)
+                checkSnapshotInvariants(s)
+                var copy = m
+                _ = copy.advance(to: now)
+                #expect(copy.snapshot(at: now) == s)
+            }
+        }
+    }
+
     @Test("pause then resume leaves the remaining time unchanged")
     func pauseResume() async {
         await propertyCheck(count: 200, input: Generators.spec, Gen.int64(in: 0...120_000), Gen.int64(in: 0...3_600_000)) { spec, runFor, pauseFor in
