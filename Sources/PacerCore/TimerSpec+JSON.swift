@@ -48,8 +48,10 @@ extension TimerSpec {
                 throw SpecError(field: "preset", message: "preset '\(name)' must not itself use a preset (it refers to \(nested))")
             }
             var merged = baseMembers
-            for (key, value) in members where key != "preset" {
-                merged[aliases[key] ?? key] = value
+            // Sorted, so an alias and its key given together resolve the same way every time
+            // (for amrap, `work` wins over `duration`).
+            for key in members.keys.sorted() where key != "preset" {
+                merged[aliases[key] ?? key] = members[key]
             }
             members = merged
             presetName = name
