@@ -206,6 +206,9 @@ import Testing
         (#"{"action":"start","spec":{},"preset":"tabata"}"#, .invalidArgument),
         (#"{"action":"start","name":"a\u0007b"}"#, .invalidArgument),
         (#"{"action":"pause","timer":"other"}"#, .invalidArgument),
+        (#"{"action":"start","name":"Push/Pull"}"#, .invalidArgument),
+        (#"{"action":"start","name":"a+b"}"#, .invalidArgument),
+        (#"{"action":"start","name":""}"#, .invalidArgument),
     ])
     func badTimerCommands(text: String, code: ReplyErrorCode) {
         #expect(error(text)?.code == code, "\(text)")

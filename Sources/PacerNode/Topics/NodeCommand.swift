@@ -166,7 +166,7 @@ public struct CommandParser: Sendable {
         switch action {
         case "start":
             let id = try requireTimer()
-            let name = try Self.optionalString(o, "name", maxLength: 100)
+            let name = try Self.optionalName(o)
             let restart = try Self.optionalBool(o, "restart") ?? false
             let startAt = try Self.optionalInstant(o, "start_at")
             var spec: JSONValue?
@@ -205,7 +205,7 @@ public struct CommandParser: Sendable {
                 throw ReplyError(.invalidSpec, "\"create\" needs \"spec\", e.g. {\"action\":\"create\",\"timer\":\"kitchen\",\"spec\":{\"kind\":\"countdown\",\"duration\":\"10m\"}}")
             }
             guard case .object = spec else { throw ReplyError(.invalidSpec, "\"spec\" must be an object like {\"kind\":\"countdown\",\"duration\":\"5m\"}") }
-            return try command(.create(id: id, name: try Self.optionalString(o, "name", maxLength: 100), spec: spec), allowed: ["name", "spec"])
+            return try command(.create(id: id, name: try Self.optionalName(o), spec: spec), allowed: ["name", "spec"])
         case "delete":
             return try command(.delete(id: try requireTimer()), allowed: [])
         case "list":
@@ -233,6 +233,17 @@ public struct CommandParser: Sendable {
             throw ReplyError(.invalidArgument, "\"\(key)\" contains control characters")
         }
         return s
+    }
+
+    /// A timer name: the core's rules (1-100 characters, no control characters) and no MQTT
+    /// topic characters (`/`, `+`, `#`), so a name can never be mistaken for a topic level.
+    static func optionalName(_ o: [String: JSONValue]) throws(ReplyError) -> String? {
+        guard let name = try optionalString(o, "name", maxLength: 100) else { return nil }
+        do { try TimerMachine.validateName(name) } catch { throw ReplyError(.invalidArgument, error.message) }
+        if let bad = name.first(where: { "/+#".contains($0) }) {
+            throw ReplyError(.invalidArgument, "name cannot contain '\(bad)' (MQTT topic characters / + # are not allowed), got \"\(name)\"")
+        }
+        return name
     }
 
     static func optionalInt(_ o: [String: JSONValue], _ key: String, range: ClosedRange<Int64>) throws(ReplyError) -> Int64? {
