@@ -1,0 +1,239 @@
+import Foundation
+import Mosquitto
+import PacerCore
+import Testing
+
+/// A bad command, where it is sent and the error code it must get.
+struct BadInput: Sendable, CustomTestStringConvertible {
+    var name: String
+    var payload: [UInt8]
+    /// nil: `<base>/cmd`; else the timer id of the topic `<base>/timers/<id>/cmd`.
+    var timer: String?
+    var code: String
+    /// A word the message must contain (the field or value at fault), if any.
+    var mentions: String?
+
+    init(_ name: String, _ payload: String, timer: String? = nil, _ code: String, mentions: String? = nil) {
+        self.name = name
+        self.payload = Array(payload.utf8)
+        self.timer = timer
+        self.code = code
+        self.mentions = mentions
+    }
+
+    var testDescription: String { name }
+}
+
+/// Issue 4 "Bad input" and SPEC §7: each bad command gets one clear error reply and changes nothing.
+@Suite("Bad input")
+struct BadInputTests {
+    static let config = """
+        limits:
+          max_timers: 3
+          max_payload_bytes: 1024
+        """
+
+    static var cases: [BadInput] {
+        let countdown = #""spec":{"kind":"countdown","duration":"1m"}"#
+        var cases: [BadInput] = [
+            // Malformed JSON.
+            .init("truncated JSON", #"{"action":"#, "bad_json"),
+            .init("a JSON array", "[1,2,3]", "bad_json"),
+            .init("a JSON string", #""start""#, "bad_json"),
+            .init("null", "null", "bad_json"),
+            .init("empty payload", "", "bad_json"),
+            .init("truncated JSON on a timer topic", #"{"action":"pause""#, timer: "keep", "bad_json"),
+            // Unknown actions.
+            .init("unknown action", #"{"action":"explode"}"#, "unknown_action", mentions: "explode"),
+            .init("no action", #"{"timer":"keep"}"#, "unknown_action", mentions: "action"),
+            .init("unknown word", "explode", timer: "keep", "unknown_action", mentions: "explode"),
+            .init("word with an argument", "pause now", timer: "keep", "unknown_action"),
+            // Wrong types.
+            .init("action is a number", #"{"action":7}"#, "unknown_action", mentions: "action"),
+            .init("timer is a number", #"{"action":"create","timer":42,\#(countdown)}"#, "invalid_argument", mentions: "timer"),
+            .init("at is text", #"{"action":"pause","timer":"keep","at":"yesterday"}"#, "invalid_argument", mentions: "at"),
+            .init("if_revision is text", #"{"action":"pause","if_revision":"3"}"#, timer: "keep", "invalid_argument", mentions: "if_revision"),
+            .init("seconds is text", #"{"action":"adjust","seconds":"ten"}"#, timer: "keep", "invalid_argument", mentions: "seconds"),
+            .init("seconds is a fraction", #"{"action":"adjust","seconds":1.5}"#, timer: "keep", "invalid_argument", mentions: "seconds"),
+            .init("restart is text", #"{"action":"start","restart":"yes"}"#, timer: "keep", "invalid_argument", mentions: "restart"),
+            .init("spec is text", #"{"action":"start","spec":"tabata"}"#, timer: "fresh", "invalid_spec", mentions: "spec"),
+            .init("duration is a boolean", #"{"action":"create","timer":"fresh","spec":{"kind":"countdown","duration":true}}"#, "invalid_spec", mentions: "duration"),
+            .init("limit is text", #"{"action":"history","limit":"all"}"#, "invalid_argument", mentions: "limit"),
+            .init("a field the action does not take", #"{"action":"pause","seconds":3}"#, timer: "keep", "invalid_argument", mentions: "seconds"),
+            .init("timer differs from the topic", #"{"action":"pause","timer":"other"}"#, timer: "keep", "invalid_argument", mentions: "other"),
+            .init("timer action without timer", #"{"action":"pause"}"#, "invalid_argument", mentions: "timer"),
+            // Control characters in names and labels.
+            .init("newline in a name", #"{"action":"create","timer":"fresh","name":"Kit\nchen",\#(countdown)}"#, "invalid_argument", mentions: "name"),
+            .init("bell in a name", #"{"action":"start","name":"a\u0007b",\#(countdown)}"#, timer: "fresh", "invalid_argument", mentions: "name"),
+            .init("tab in a label", #"{"action":"create","timer":"fresh","spec":{"kind":"countdown","duration":"1m","label":"a\tb"}}"#, "invalid_spec", mentions: "label"),
+            .init("escape in an exercise", #"{"action":"create","timer":"fresh","spec":{"kind":"interval","work":"20s","exercises":["\u001b[2J"]}}"#, "invalid_spec", mentions: "exercises"),
+            .init("control character in a timer id", #"{"action":"create","timer":"tab\tid",\#(countdown)}"#, "invalid_argument", mentions: "timer"),
+            // MQTT topic characters in names.
+            .init("slash in a name", #"{"action":"create","timer":"fresh","name":"Oven/1",\#(countdown)}"#, "invalid_argument", mentions: "name"),
+            .init("plus in a name", #"{"action":"start","name":"A+B",\#(countdown)}"#, timer: "fresh", "invalid_argument", mentions: "name"),
+            .init("hash in a name", ##"{"action":"create","timer":"fresh","name":"#1",\##(countdown)}"##, "invalid_argument", mentions: "name"),
+            // Absurd durations and counts.
+            .init("negative work", #"{"action":"create","timer":"fresh","spec":{"kind":"interval","work":"-5s"}}"#, "invalid_spec", mentions: "work"),
+            .init("work of 999999 h", #"{"action":"create","timer":"fresh","spec":{"kind":"interval","work":"999999h"}}"#, "invalid_spec", mentions: "work"),
+            .init("countdown of 8 days", #"{"action":"create","timer":"fresh","spec":{"kind":"countdown","duration":"8d"}}"#, "invalid_spec", mentions: "duration"),
+            .init("duration 1e300", #"{"action":"create","timer":"fresh","spec":{"kind":"countdown","duration":1e300}}"#, "invalid_spec", mentions: "duration"),
+            .init("zero duration", #"{"action":"create","timer":"fresh","spec":{"kind":"countdown","duration":"0s"}}"#, "invalid_spec", mentions: "duration"),
+            .init("a million rounds", #"{"action":"create","timer":"fresh","spec":{"kind":"interval","work":"1s","rounds":1000000}}"#, "invalid_spec", mentions: "rounds"),
+            .init("too many segments", #"{"action":"create","timer":"fresh","spec":{"kind":"interval","work":"1s","rest":"1s","rounds":1000,"sets":100}}"#, "invalid_spec", mentions: "segments"),
+            .init("adjust by 100000 s", #"{"action":"adjust","seconds":100000}"#, timer: "keep", "invalid_argument", mentions: "seconds"),
+            .init("snooze 0 s", #"{"action":"snooze","seconds":0}"#, timer: "keep", "invalid_argument", mentions: "seconds"),
+            .init("start_at in 30 days", #"{"action":"start","start_at":\#(wallNowMs() + 30 * 86_400_000),\#(countdown)}"#, timer: "fresh", "invalid_argument", mentions: "start_at"),
+            .init("unknown preset", #"{"action":"start","preset":"nonesuch"}"#, timer: "fresh", "invalid_spec", mentions: "nonesuch"),
+            .init("unknown kind", #"{"action":"create","timer":"fresh","spec":{"kind":"sundial"}}"#, "invalid_spec", mentions: "sundial"),
+            // Oversized payloads (limit 1024 bytes here).
+            .init("payload over the limit", #"{"action":"time","id":"big","pad":"\#(String(repeating: "x", count: 1_100))"}"#, "payload_too_large", mentions: "1024"),
+            .init("payload over the limit on a timer topic", #"{"action":"pause","pad":"\#(String(repeating: "x", count: 2_000))"}"#, timer: "keep", "payload_too_large"),
+            // Commands that do not apply now.
+            .init("ack a paused timer", "ack", timer: "keep", "invalid_state", mentions: "keep"),
+            .init("pause an unknown timer", "pause", timer: "nosuch", "unknown_timer", mentions: "nosuch"),
+        ]
+        // Timer ids outside [a-z0-9][a-z0-9_-]{0,63}, including topic characters.
+        for id in ["Kitchen", "-lead", "_under", "a b", "a/b", "a+b", "a#b", "a.b", "küche", "", String(repeating: "a", count: 65)] {
+            let escaped = JSONValue.string(id).description
+            cases.append(.init("timer id \(escaped)", #"{"action":"create","timer":\#(escaped),\#(countdown)}"#, "invalid_timer_id"))
+        }
+        // On a timer topic whose id level is not a valid id (topics cannot hold + or #).
+        for id in ["Kitchen", "-lead", "a.b"] {
+            cases.append(.init("JSON start on timers/\(id)/cmd", #"{"action":"start",\#(countdown)}"#, timer: id, "invalid_timer_id"))
+            cases.append(.init("word on timers/\(id)/cmd", "start", timer: id, "invalid_timer_id"))
+        }
+        return cases
+    }
+
+    @Test("every bad input gets exactly one clear error reply and changes nothing")
+    func everyBadInput() async throws {
+        try await withNode(.init(config: Self.config)) { node in
+            let created = try await node.send(["action": "start", "spec": ["kind": "countdown", "duration": "10m"]], timer: "keep")
+            let paused = try await node.send(["action": "pause"], timer: "keep")
+            try #require(created.ok && paused.ok)
+            try await node.barrier()
+            let before = try await node.retained([node.topic("info"), node.topic("timers/#")])
+            let start = node.probe.count
+
+            var replies: [(BadInput, [UInt8], Reply)] = []
+            for (index, bad) in Self.cases.enumerated() {
+                let topic = bad.timer.map { node.topic($0, "cmd") } ?? node.topic("cmd")
+                let correlation = Array("bad-\(index)".utf8)
+                let received = try await node.probe.request(bad.payload, on: topic, correlation: correlation)
+                let json = try #require(received.json, "\(bad.name): the reply is not JSON: \(received.text)")
+                replies.append((bad, correlation, Reply(received: received, json: json)))
+            }
+            try await node.barrier()
+
+            for (bad, correlation, reply) in replies {
+                #expect(reply.json["ok"] == false, "\(bad.name): \(reply)")
+                #expect(reply.code == bad.code, "\(bad.name): \(reply)")
+                let message = reply.message ?? ""
+                #expect(message.count >= 10, "\(bad.name): the message does not help: '\(message)'")
+                if let word = bad.mentions {
+                    #expect(message.contains(word), "\(bad.name): the message should mention \(word): '\(message)'")
+                }
+                let answers = node.probe.messages(on: node.probe.replyTopic, from: start).filter { $0.message.properties.correlationData == correlation }
+                #expect(answers.count == 1, "\(bad.name): \(answers.count) replies")
+            }
+            // Nothing changed: no event, the same retained state, info and timers.
+            #expect(node.probe.all[start...].filter { $0.topic.hasSuffix("/event") }.isEmpty)
+            let after = try await node.retained([node.topic("info"), node.topic("timers/#")])
+            #expect(Set(after.keys) == Set(before.keys), "retained topics changed: \(Set(after.keys).symmetricDifference(before.keys).sorted())")
+            #expect(after[node.topic("info")] == before[node.topic("info")])
+            let stateBefore = try #require(before[node.topic("keep", "state")].flatMap(decodeJSON))
+            let stateAfter = try #require(after[node.topic("keep", "state")].flatMap(decodeJSON))
+            #expect(stateAfter["revision"] == stateBefore["revision"])
+            #expect(stateAfter["status"] == "paused")
+            #expect(stateAfter["remaining_ms"] == stateBefore["remaining_ms"])
+            // And the node is alive and well.
+            #expect(node.process?.isRunning == true)
+            let list = try await node.send(["action": "list"])
+            #expect(list.json["timers"]?.array?.compactMap { $0["id"]?.string } == ["keep"])
+        }
+    }
+
+    @Test("a payload of exactly the limit is parsed; one byte more is refused")
+    func payloadLimitBoundary() async throws {
+        try await withNode(.init(config: Self.config)) { node in
+            func payload(_ size: Int) -> [UInt8] {
+                let head = #"{"action":"list","id":"edge","pad":""#, tail = #""}"#
+                return Array((head + String(repeating: "y", count: size - head.utf8.count - tail.utf8.count) + tail).utf8)
+            }
+            let exact = try await node.sendRaw(payload(1_024), topic: node.topic("cmd"))
+            #expect(exact.code == "invalid_argument", "1024 bytes are within the limit (list does not take pad): \(exact)")
+            #expect(exact.id == "edge")
+            let over = try await node.sendRaw(payload(1_025), topic: node.topic("cmd"))
+            #expect(over.code == "payload_too_large", "\(over)")
+        }
+    }
+
+    @Test("more timers than limits.max_timers are refused; deleting one makes room")
+    func timerLimit() async throws {
+        try await withNode(.init(config: Self.config)) { node in
+            for id in ["t1", "t2", "t3"] {
+                let reply = try await node.send(["action": "create", "timer": .string(id), "spec": ["kind": "stopwatch"]])
+                #expect(reply.ok, "\(reply)")
+            }
+            let start = node.probe.count
+            let fourth = try await node.send(["action": "create", "timer": "t4", "spec": ["kind": "stopwatch"]])
+            #expect(fourth.code == "too_many_timers", "\(fourth)")
+            #expect(fourth.message?.contains("3") == true, "\(fourth.message ?? "")")
+            let startFourth = try await node.send(["action": "start", "spec": ["kind": "countdown", "duration": "1m"]], timer: "t4")
+            #expect(startFourth.code == "too_many_timers", "\(startFourth)")
+            try await node.barrier()
+            #expect(node.probe.messages(on: node.topic("t4", "state"), from: start).isEmpty)
+            #expect(node.probe.messages(on: node.topic("info"), from: start).isEmpty)
+            #expect(try await node.retained([node.topic("timers/t4/#")]).isEmpty)
+
+            _ = try await node.send(["action": "delete", "timer": "t1"])
+            let now = try await node.send(["action": "create", "timer": "t4", "spec": ["kind": "stopwatch"]])
+            #expect(now.ok, "\(now)")
+        }
+    }
+
+    @Test("retained messages on command topics are ignored, never replayed on (re)connect")
+    func retainedCommandsIgnored() async throws {
+        try await withNode(.init(launch: false)) { node in
+            // Left retained before the node starts: a create, a start with a spec, a plain word.
+            let stale: [(String, String)] = [
+                (node.topic("cmd"), #"{"action":"create","timer":"ghost","spec":{"kind":"countdown","duration":"1m"}}"#),
+                (node.topic("ghost2", "cmd"), #"{"action":"start","spec":{"kind":"countdown","duration":"1m"}}"#),
+                (node.topic("ghost3", "cmd"), "start"),
+            ]
+            for (topic, payload) in stale {
+                try await node.probe.publish(topic, Array(payload.utf8), retain: true,
+                                             properties: MQTTProperties(responseTopic: node.probe.replyTopic, correlationData: Array("stale".utf8)))
+            }
+            try await node.launch()
+            try await node.barrier()
+            let list = try await node.send(["action": "list"])
+            #expect(list.json["timers"] == [], "a retained command was executed: \(list)")
+            #expect(node.probe.messages(on: node.probe.replyTopic).filter { $0.message.properties.correlationData == Array("stale".utf8) }.isEmpty)
+            #expect(node.probe.messages(on: node.topic("reply")).isEmpty)
+            #expect(node.log.contains("ignored a retained command"))
+
+            // A retained word published while the node runs reaches it as a live message and is
+            // applied once; after a restart the broker hands it over as retained: not replayed.
+            _ = try await node.send(["action": "create", "timer": "live", "spec": ["kind": "countdown", "duration": "5m"]])
+            var start = node.probe.count
+            try await node.probe.publish(node.topic("live", "cmd"), "toggle", retain: true)
+            try await node.waitForState("live", from: start) { $0["status"] == "running" }
+            let paused = try await node.send(["action": "pause"], timer: "live")
+            let revision = try #require(paused.revision)
+
+            await node.terminate()
+            start = node.probe.count
+            try await node.launch()
+            try await node.barrier()
+            let state = try await node.send(["action": "list"])
+            #expect(state.json["timers"]?[0]?["status"] == "paused", "the retained toggle was replayed: \(state)")
+            #expect(state.json["timers"]?[0]?["revision"]?.int == revision)
+            #expect(node.events("live", from: start).isEmpty)
+
+            for (topic, _) in stale + [(node.topic("live", "cmd"), "")] {
+                try await node.probe.publish(topic, [], retain: true)
+            }
+        }
+    }
+}
