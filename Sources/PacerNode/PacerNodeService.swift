@@ -110,6 +110,8 @@ public struct PacerNodeService: Service {
                 }
             }
         }
+        let b = configuration.broker
+        logger.notice("ready: watch with `mosquitto_sub -h \(b.host) -p \(b.port) -t '\(topics.base)/#' -v`, command with `mosquitto_pub -h \(b.host) -p \(b.port) -t \(topics.base)/timers/<id>/cmd -m start`")
         do {
             try await client.subscribe(to: topics.command, qos: .atLeastOnce)
             try await client.subscribe(to: topics.timerCommandFilter, qos: .atLeastOnce)
