@@ -116,7 +116,7 @@ extension MQTTError {
             case 4:
                 return MQTTError(.badCredentials, "the broker refused the username or password (\(tag)); check --username / --password-file")
             case 5:
-                return MQTTError(.notAuthorized, "the broker says this client is not authorised to connect (\(tag)); check the credentials and the broker's allow_anonymous / ACL settings")
+                return MQTTError(.notAuthorized, "the broker refused the connection as not authorised (\(tag)); mosquitto answers a wrong username or password this way too: check --username / --password-file, then the broker's allow_anonymous / ACL settings")
             default:
                 return MQTTError(.connectionRefused, "the broker refused the connection (\(tag))")
             }
@@ -127,7 +127,7 @@ extension MQTTError {
             case MQTT_RC_BAD_USERNAME_OR_PASSWORD.rawValue:
                 return MQTTError(.badCredentials, "the broker refused the username or password (\(tag)); check --username / --password-file")
             case MQTT_RC_NOT_AUTHORIZED.rawValue:
-                return MQTTError(.notAuthorized, "the broker says this client is not authorised to connect (\(tag)); check the credentials and the broker's allow_anonymous / ACL settings")
+                return MQTTError(.notAuthorized, "the broker refused the connection as not authorised (\(tag)); mosquitto answers a wrong username or password this way too: check --username / --password-file, then the broker's allow_anonymous / ACL settings")
             case MQTT_RC_BAD_AUTHENTICATION_METHOD.rawValue:
                 return MQTTError(.badCredentials, "the broker refused the authentication method (\(tag))")
             case MQTT_RC_BANNED.rawValue:
