@@ -143,6 +143,11 @@ public final class MQTTClient: @unchecked Sendable {
         guard payload.count <= Int(Int32.max) else {
             throw MQTTError(.invalidArgument, "the payload of \(payload.count) bytes is too large for MQTT")
         }
+        if core.configuration.version == .v5, !properties.isEmpty {
+            // Check the properties now, not only when a kept publish is finally sent.
+            var list = try properties.makePropertyList()
+            mosquitto_property_free_all(&list)
+        }
         let pending = MQTTConnectionStateMachine.PendingPublish(
             topic: topic, payload: payload, qos: qos, retain: retain, properties: properties)
         var decision = core.state.withLock { $0.publishRequested(pending) }
