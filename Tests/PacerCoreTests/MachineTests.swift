@@ -650,39 +650,3 @@ struct CommandAndLedgerTests {
         #expect(ledger.reply(for: "r9899", now: 10_000) == nil)
     }
 }
-
-@Suite("Commands from JSON")
-struct CommandJSONTests {
-    @Test func readsEveryAction() throws {
-        let start = try TimerCommand(json: ["action": "start", "id": "r1", "at": 1_000, "if_revision": 3,
-                                            "spec": ["kind": "interval", "work": "40s", "rest": "20s", "rounds": 8]])
-        #expect(start.requestID == "r1" && start.at == 1_000 && start.ifRevision == 3)
-        #expect(start.operation == .start(spec: .interval(workMs: 40_000, restMs: 20_000, rounds: 8), startAt: nil, restart: false))
-        let preset = try TimerCommand(json: ["action": "start", "preset": "emom", "rounds": 12, "timer": "wall", "start_at": 5_000, "restart": true])
-        guard case .start(let spec?, 5_000, true) = preset.operation else { Issue.record("\(preset)"); return }
-        #expect(spec.preset == "emom" && spec.rounds == 12)
-        #expect(try TimerCommand(json: ["action": "start"]).operation == .start(spec: nil, startAt: nil, restart: false))
-        #expect(try TimerCommand(json: ["action": "adjust", "seconds": -10]).operation == .adjust(seconds: -10))
-        #expect(try TimerCommand(json: ["action": "snooze"]).operation == .snooze(seconds: 60))
-        #expect(try TimerCommand(json: ["action": "snooze", "seconds": 120]).operation == .snooze(seconds: 120))
-        for action in ["pause", "resume", "toggle", "cancel", "reset", "finish", "skip", "back", "ack"] {
-            #expect(try TimerCommand(json: ["action": .string(action)]).operation.action == action)
-        }
-        #expect(try TimerCommand(json: ["action": "pause", "id": 42]).requestID == "42")
-    }
-
-    @Test func rejectsMalformedCommands() {
-        func code(_ json: JSONValue) -> CommandError? {
-            do { _ = try TimerCommand(json: json); return nil } catch { return error }
-        }
-        #expect(code(["action": "explode"])?.message == "unknown action 'explode'; expected one of start, pause, resume, toggle, cancel, reset, finish, skip, back, ack, adjust, snooze")
-        #expect(code(["action": "explode"])?.code == .malformed)
-        #expect(code([:])?.code == .malformed)
-        #expect(code("pause")?.code == .malformed)
-        #expect(code(["action": "adjust"])?.message == "adjust needs seconds, like {\"action\":\"adjust\",\"seconds\":30}")
-        #expect(code(["action": "pause", "at": "soon"])?.message == "at must be epoch milliseconds (an integer), got \"soon\"")
-        #expect(code(["action": "start", "spec": ["kind": "interval", "work": -5]])?.code == .invalidSpec)
-        #expect(code(["action": "start", "spec": ["kind": "interval", "work": -5]])?.message == "work must be between 1 s and 7 days, got -5 s")
-        #expect(code(["action": "start", "preset": "tabata", "rounds": 0])?.message == "rounds must be between 1 and 1,000, got 0")
-    }
-}
