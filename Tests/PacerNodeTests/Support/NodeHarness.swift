@@ -108,6 +108,26 @@ final class TestNode: Sendable {
         current.withLock { $0 = process }
         guard waitOnline else { return }
         try await self.waitOnline(from: start, process: process)
+        try await waitListening(process: process)
+    }
+
+    /// Waits until the node answers on the timer command topics. `online` is published on
+    /// CONNACK, before the node's subscriptions are in place, so a command sent at once could
+    /// be lost on a first start; a refused pause of a timer that does not exist proves that
+    /// `<base>/cmd` and `<base>/timers/+/cmd` (subscribed in that order) are both live.
+    func waitListening(process: TestProcess, timeout: Duration = .seconds(20)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            do {
+                _ = try await sendRaw(Array(#"{"action":"pause"}"#.utf8), topic: topic("pacer-test-ready", "cmd"), timeout: .milliseconds(500))
+                return
+            } catch {
+                if !process.isRunning {
+                    throw HarnessError("pacer exited (status \(process.terminationStatus ?? -1)) before it answered. Its log:\n\(log)")
+                }
+                if ContinuousClock.now >= deadline { throw HarnessError("pacer did not answer a command within \(timeout). Its log:\n\(log)") }
+            }
+        }
     }
 
     /// Waits for `online` on the status topic (and `info`) from record index `start` on.
