@@ -17,6 +17,8 @@ extension NodeEngine {
             guard changed else { return }
             for id in timers(boundTo: source) {
                 output.heartRateTopics[id] = String(bpm)
+                // The retained state carries hr too: republish it, not only the plain topic.
+                output.timerChanged(id, events: [])
             }
         }
     }
@@ -30,6 +32,7 @@ extension NodeEngine {
         logger.info("heart-rate source went stale", metadata: ["source": "\(source)"])
         for id in timers(boundTo: source) {
             output.heartRateTopics[id] = ""
+            output.timerChanged(id, events: [])
         }
     }
 
