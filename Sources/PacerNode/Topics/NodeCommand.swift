@@ -110,6 +110,10 @@ public struct CommandParser: Sendable {
     /// A plain word (`pause`, `+30`, `snooze 120`, ...), read by the core's `TimerOperation(word:)`;
     /// `delete` is the node's own.
     private func parseWord(_ text: String, timer: String) -> Result<NodeCommand, ReplyError> {
+        // The id comes from the topic level; JSON commands check it in requireTimer().
+        do { try TimerMachine.validateID(timer) } catch {
+            return .failure(.init(.invalidTimerID, error.message))
+        }
         if text.lowercased() == "delete" {
             return .success(NodeCommand(request: .delete(id: timer)))
         }
