@@ -212,10 +212,11 @@ final class MQTTClientCore: @unchecked Sendable {
     // MARK: Network thread
 
     func startNetworkThread() {
+        let name = "mqtt-\(configuration.clientID)"
         let thread = Thread { [self] in
+            Thread.current.name = name
             self.networkThreadMain()
         }
-        thread.name = "mqtt-\(configuration.clientID)"
         thread.start()
     }
 
@@ -243,6 +244,7 @@ final class MQTTClientCore: @unchecked Sendable {
             guard state.withLock({ $0.attemptStarting() }) else { break }
             var rc = mosquitto_connect_bind_v5(mosq, configuration.host, port, keepAlive, nil, connectProperties)
             var savedErrno = errno
+            let connectFailed = rc != MOSQ_ERR_SUCCESS.rawValue
             if rc == MOSQ_ERR_SUCCESS.rawValue {
                 // libmosquitto does not open its socket close-on-exec: without this, a
                 // child process the node spawns (a sound player, say) would inherit the
@@ -264,7 +266,7 @@ final class MQTTClientCore: @unchecked Sendable {
                     if let stopDeadline, ContinuousClock.now >= stopDeadline { break }
                 }
             }
-            let action = state.withLock { $0.connectionEnded(rc: rc, errno: savedErrno) }
+            let action = state.withLock { $0.connectionEnded(rc: rc, errno: savedErrno, connectFailed: connectFailed) }
             for waiter in action.orphanedAcks { waiter.fulfil(.success(())) }
             for event in action.events { yield(event) }
             for waiter in action.waiters { waiter.fulfil(action.result) }

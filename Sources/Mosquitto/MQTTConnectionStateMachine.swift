@@ -249,8 +249,9 @@ struct MQTTConnectionStateMachine {
         var next: Next = .stop
     }
 
-    /// The network thread's connection (or attempt) ended with `rc` (`mosq_err_t`) and `errno`.
-    mutating func connectionEnded(rc: Int32, errno: Int32) -> EndAction {
+    /// The network thread's connection (or attempt) ended with `rc` (`mosq_err_t`) and
+    /// `errno`; `connectFailed` when `mosquitto_connect_bind_v5` itself failed.
+    mutating func connectionEnded(rc: Int32, errno: Int32, connectFailed: Bool = false) -> EndAction {
         var action = EndAction()
         action.orphanedAcks = Array(ackWaiters.values)
         ackWaiters.removeAll()
@@ -274,7 +275,7 @@ struct MQTTConnectionStateMachine {
             return action
         }
 
-        let error = classify(rc: rc, errno: errno)
+        let error = classify(rc: rc, errno: errno, connectFailed: connectFailed)
         lastFailure = error
         if wasConnected {
             action.events.append(.disconnected(reason: error.message))
@@ -315,7 +316,7 @@ struct MQTTConnectionStateMachine {
     }
 
     /// The error that ended a connection, in words.
-    func classify(rc: Int32, errno: Int32) -> MQTTError {
+    func classify(rc: Int32, errno: Int32, connectFailed: Bool = false) -> MQTTError {
         if let reason = serverDisconnectReason {
             return MQTTError(
                 .io, "the broker closed the connection (\(MQTTError.reasonText(reason)))")
@@ -334,6 +335,9 @@ struct MQTTConnectionStateMachine {
             let problem = lastLoggedProblem
         {
             return MQTTError(.io, "the connection to \(endpoint) closed before the broker answered: \(problem) (mosq_err_t \(rc))")
+        }
+        if connectFailed {
+            return MQTTError.mosquitto(rc, errno: errno, "connecting to \(endpoint)")
         }
         return MQTTError.mosquitto(rc, errno: errno, "the connection to \(endpoint) ended")
     }

@@ -40,6 +40,11 @@ final class Collector<Element: Sendable>: Sendable {
         }
     }
 
+    /// The first element, waiting up to `timeout` for it.
+    func firstElement(timeout: Duration = .seconds(10)) async -> Element? {
+        await first(timeout: timeout) { _ in true }
+    }
+
     /// The index of the first collected element (from `start` on) that matches, waiting up to `timeout`.
     func firstIndex(
         from start: Int = 0, timeout: Duration = .seconds(10), where matches: (Element) -> Bool
@@ -142,4 +147,14 @@ func measure(_ body: () async throws -> Void) async rethrows -> Duration {
     let start = ContinuousClock.now
     try await body()
     return ContinuousClock.now - start
+}
+
+/// Waits until the broker's log contains `text` at least `times` times.
+func waitForLog(of broker: TestBroker, toContain text: String, times: Int, timeout: Duration = .seconds(10)) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while broker.log.components(separatedBy: text).count - 1 < times {
+        if ContinuousClock.now >= deadline { return false }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return true
 }
