@@ -1,0 +1,233 @@
+import Foundation
+import Mosquitto
+import PacerCore
+import PacerTestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Helpers of the crash and storage-recovery tests (CrashRestartTests, StorageRecoveryTests):
+// a seeded random generator, commands sent without waiting for their reply (the node may be
+// killed before it answers), and a model of each timer built from the core.
+
+/// SplitMix64: a small, fast, seedable generator, so a failing crash run can be repeated
+/// with the same choices (`PACER_CRASH_SEED`). Real time still varies between runs.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// True with probability `p`.
+    mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }
+
+    mutating func milliseconds(_ range: ClosedRange<Int>) -> Duration { .milliseconds(Int.random(in: range, using: &self)) }
+}
+
+/// An integer from the environment, or `fallback`.
+func environmentInteger(_ name: String, default fallback: Int) -> Int {
+    ProcessInfo.processInfo.environment[name].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? fallback
+}
+
+// MARK: - Commands whose reply may never come
+
+/// A command published with the probe's response topic; its reply (if any) is found in the
+/// probe's record by correlation data.
+struct SentCommand: Sendable {
+    var timer: String
+    var requestID: String
+    var json: JSONValue
+    var operation: TimerOperation
+    var correlation: [UInt8]
+    /// Probe record index before it was published.
+    var index: Int
+}
+
+extension TestNode {
+    /// Publishes `command` (which must carry its request `id`) on the timer's `cmd` topic
+    /// with the probe's response topic and a fresh correlation, and returns at once.
+    func publishCommand(_ command: JSONValue, timer: String, operation: TimerOperation) async throws -> SentCommand {
+        let correlation = Array(UUID().uuidString.utf8)
+        let index = probe.count
+        try await probe.publish(topic(timer, "cmd"), command.bytes,
+                                properties: MQTTProperties(responseTopic: probe.replyTopic, correlationData: correlation))
+        return SentCommand(timer: timer, requestID: command["id"]?.string ?? "", json: command, operation: operation,
+                           correlation: correlation, index: index)
+    }
+
+    /// The reply to `sent` if the probe has received it.
+    func reply(to sent: SentCommand) -> Reply? {
+        probe.messages(on: probe.replyTopic, from: sent.index)
+            .first { $0.message.properties.correlationData == sent.correlation }
+            .flatMap { received in received.json.map { Reply(received: received, json: $0) } }
+    }
+
+    /// Waits up to `timeout` for the reply to `sent`; gives up early (after a short grace for
+    /// replies already on their way) when `alive()` turns false.
+    func awaitReply(to sent: SentCommand, timeout: Duration, alive: () -> Bool = { true }) async -> Reply? {
+        let deadline = ContinuousClock.now + timeout
+        var deadSince: ContinuousClock.Instant?
+        while ContinuousClock.now < deadline {
+            if let reply = reply(to: sent) { return reply }
+            if !alive() {
+                if let since = deadSince {
+                    if ContinuousClock.now - since > .milliseconds(150) { return nil }
+                } else {
+                    deadSince = .now
+                }
+            }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return reply(to: sent)
+    }
+
+    /// SIGKILLs the running process (no clean shutdown) and waits until it is gone.
+    func kill() async {
+        guard let process else { return }
+        process.send(SIGKILL)
+        await process.waitForExit(timeout: .seconds(10))
+    }
+}
+
+// MARK: - The model
+
+/// A command the node accepted (`ok: true`), at the instant it applied it (`state.as_of_ms`
+/// of its reply) and with the revision of its reply.
+struct AcceptedCommand: Sendable {
+    var requestID: String
+    var operation: TimerOperation
+    var asOfMs: Millis
+    var revision: Int
+}
+
+/// What the core predicts for one timer: a fresh `TimerMachine` with every accepted command
+/// applied at the instant the node applied it, in the node's order (by instant, then by
+/// revision). `machine(at:revision:)` answers "which state should a snapshot at this instant
+/// with this revision show", including the commands handled at that same millisecond when
+/// the snapshot's revision shows them.
+struct TimerModel {
+    let id: String
+    let initial: TimerMachine
+    private(set) var accepted: [AcceptedCommand] = []
+    /// `cache[k]`: the machine after the first k accepted commands.
+    private var cache: [TimerMachine]
+    /// Events each step produced: `steps[k-1]` from applying command k.
+    private var steps: [[TimerEvent]] = []
+    /// Commands the node accepted but the model refused (a divergence; reported by the test).
+    private(set) var refusals: [String] = []
+
+    init(id: String, name: String, spec: JSONValue, settings: TimerSettings) throws {
+        self.id = id
+        let parsed = try TimerSpec(json: spec)
+        initial = try TimerMachine(id: id, name: name, spec: parsed, settings: settings)
+        cache = [initial]
+    }
+
+    /// Adds an accepted command in the node's order. Returns false when it was known already.
+    @discardableResult
+    mutating func add(_ command: AcceptedCommand) -> Bool {
+        if accepted.contains(where: { $0.requestID == command.requestID }) { return false }
+        let position = accepted.firstIndex { ($0.asOfMs, $0.revision) > (command.asOfMs, command.revision) } ?? accepted.count
+        accepted.insert(command, at: position)
+        if cache.count > position + 1 { cache.removeSubrange((position + 1)...) }
+        if steps.count > position { steps.removeSubrange(position...) }
+        return true
+    }
+
+    /// The machine after the first `count` accepted commands.
+    mutating func machine(after count: Int) -> TimerMachine {
+        while cache.count <= count {
+            let k = cache.count - 1
+            var machine = cache[k]
+            let command = accepted[k]
+            switch machine.handle(TimerCommand(operation: command.operation, requestID: command.requestID), now: command.asOfMs) {
+            case .success(let events):
+                steps.append(events)
+            case .failure(let error):
+                refusals.append("\(id): the node accepted \(command.operation.action) (\(command.requestID)) at \(command.asOfMs) but the core refuses it: \(error)")
+                steps.append([])
+            }
+            if machine.revision != command.revision {
+                refusals.append("\(id): after \(command.operation.action) (\(command.requestID)) at \(command.asOfMs) the node replied revision \(command.revision), the core has \(machine.revision)")
+            }
+            cache.append(machine)
+        }
+        return cache[count]
+    }
+
+    /// How many accepted commands a snapshot at `asOfMs` with `revision` includes.
+    func includedCount(asOfMs: Millis, revision: Int) -> Int {
+        accepted.prefix { $0.asOfMs < asOfMs || ($0.asOfMs == asOfMs && $0.revision <= revision) }.count
+    }
+
+    /// The model's snapshot for the node's state observed at `asOfMs` with `revision`.
+    mutating func snapshot(asOfMs: Millis, revision: Int) -> TimerSnapshot {
+        var machine = machine(after: includedCount(asOfMs: asOfMs, revision: revision))
+        _ = machine.advance(to: asOfMs)
+        return machine.snapshot(at: asOfMs)
+    }
+
+    /// The latest machine (every accepted command), for choosing the next command.
+    mutating func latest() -> TimerMachine { machine(after: accepted.count) }
+
+    /// Every event the model produces from the start up to `endMs`, in order.
+    mutating func events(through endMs: Millis) -> [TimerEvent] {
+        var machine = self.machine(after: accepted.count)
+        var all = steps.flatMap { $0 }
+        all += machine.advance(to: endMs)
+        return all
+    }
+}
+
+// MARK: - Comparing a node state with the model
+
+/// Differences between a node's state JSON and the model's snapshot at the same instant.
+/// Milliseconds fields may differ by `toleranceMs`; `remaining`/`display` must agree with
+/// the node's own `remaining_ms` (they are derived from it).
+func stateDifferences(node: JSONValue, model: TimerSnapshot, toleranceMs: Int64 = 50) -> [String] {
+    var problems: [String] = []
+    let expected = model.json
+    for key in ["status", "phase", "segment", "round", "set", "revision", "label", "segments", "overtime"]
+    where node[key] != expected[key] {
+        problems.append("\(key): node \(node[key]?.description ?? "absent"), model \(expected[key]?.description ?? "absent")")
+    }
+    for key in ["remaining_ms", "ends_at_ms", "elapsed_ms", "segment_duration_ms", "total_remaining_ms", "started_at_ms"] {
+        let a = node[key], b = expected[key]
+        let aNull = a == nil || a?.isNull == true, bNull = b == nil || b?.isNull == true
+        if aNull != bNull {
+            problems.append("\(key): node \(a?.description ?? "absent"), model \(b?.description ?? "absent")")
+        } else if !aNull, let x = a?.int64, let y = b?.int64, abs(x - y) > toleranceMs {
+            problems.append("\(key): node \(x), model \(y) (differ by \(x - y) ms)")
+        }
+    }
+    problems += internalInconsistencies(node)
+    return problems
+}
+
+/// `remaining` and `display` must be what `remaining_ms` (or the elapsed time, counting up) shows.
+func internalInconsistencies(_ state: JSONValue) -> [String] {
+    guard let remaining = state["remaining"]?.int64, let display = state["display"]?.string else {
+        return ["the state has no remaining/display: \(state)"]
+    }
+    var problems: [String] = []
+    let countsUp = state["counts_up"]?.bool == true
+    let expectedSeconds: Int64? = if countsUp {
+        state["segment_elapsed_ms"]?.int64.map { $0 >= 0 ? $0 / 1000 : 0 }
+    } else {
+        state["remaining_ms"]?.int64.map { ($0 + 999) / 1000 } ?? 0
+    }
+    if let expectedSeconds, remaining != expectedSeconds {
+        problems.append("remaining \(remaining) does not show remaining_ms/segment_elapsed_ms (\(expectedSeconds) s)")
+    }
+    if display != Durations.display(seconds: remaining) {
+        problems.append("display '\(display)' is not remaining \(remaining) as text ('\(Durations.display(seconds: remaining))')")
+    }
+    return problems
+}
