@@ -10,8 +10,14 @@ import PacerStore
 /// timer's state on the same connection, so a retained state with a revision at or past an
 /// event's revision proves that event reached the broker. Those are marked published; the
 /// others are published now. No event is published twice, and none is lost.
+///
+/// While the check runs, the retained topics of the timers with pending events are held
+/// back: publishing their new state first would make it "proof" for events that never
+/// reached the broker, and a crash before the check is decided would lose those events.
 struct OutboxCheck {
     var pending: [EventRecord]
+    /// Timers with pending events: their retained topics wait until the check is decided.
+    var held: Set<String>
     /// Timers with pending events whose retained state has not arrived yet.
     var waiting: Set<String>
     /// The highest retained state revision seen per timer.
@@ -32,7 +38,7 @@ extension NodeEngine {
             return
         }
         guard !pending.isEmpty else { return }
-        outboxCheck = OutboxCheck(pending: pending, waiting: Set(pending.map(\.timer)))
+        outboxCheck = OutboxCheck(pending: pending, held: Set(pending.map(\.timer)), waiting: Set(pending.map(\.timer)))
         do {
             try await client.subscribe(to: stateFilter, qos: .atMostOnce)
         } catch {
@@ -52,8 +58,14 @@ extension NodeEngine {
         if check.waiting.isEmpty { output.resolveOutbox = true }
     }
 
-    /// Publishes the pending events that did not reach the broker, marks all of them published.
-    func resolveOutbox() async {
+    /// Whether the timer's retained topics are held back until the outbox check is decided.
+    func isHeldByOutbox(_ id: String) -> Bool {
+        outboxCheck?.held.contains(id) ?? false
+    }
+
+    /// Publishes the pending events that did not reach the broker, then the retained topics
+    /// held back for them, and marks all of them published.
+    func resolveOutbox(now: Millis) async {
         guard let check = outboxCheck, let store else { return }
         outboxCheck = nil
         deadlines.set(.outbox, at: nil)
@@ -62,6 +74,7 @@ extension NodeEngine {
             await publish(to: topics.timer(event.timer).event, event.payload, retain: false)
             resent += 1
         }
+        for id in check.held.sorted() { await publishTimer(id, now: now, force: true) }
         var mark = StoreBatch()
         mark.markPublished = check.pending.compactMap(\.seq)
         do { try store.apply(mark) } catch {

@@ -89,8 +89,9 @@ extension NodeEngine {
             for topic in topics.timer(id).retained { await publish(to: topic, [], retain: true) }
         }
         if !output.republishAll {
-            for id in output.changedTimers { await publishTimer(id, now: now, force: false) }
-            for (id, value) in output.heartRateTopics.sorted(by: { $0.key < $1.key }) where !output.changedSet(contains: id) {
+            for id in output.changedTimers where !isHeldByOutbox(id) { await publishTimer(id, now: now, force: false) }
+            for (id, value) in output.heartRateTopics.sorted(by: { $0.key < $1.key })
+            where !output.changedSet(contains: id) && !isHeldByOutbox(id) {
                 await publishPlain(id, topic: topics.timer(id).hr, value: value, force: false)
             }
             if output.infoChanged { await publishInfo() }
@@ -100,7 +101,7 @@ extension NodeEngine {
             if let correlation = reply.correlationData { properties.correlationData = correlation }
             await publish(to: reply.topic, JSONCoding.encode(reply.body), retain: false, properties: properties)
         }
-        if output.resolveOutbox { await resolveOutbox() }
+        if output.resolveOutbox { await resolveOutbox(now: now) }
         if !batch.isEmpty { pruneIfDue(now: now) }
         if let store, !seqs.isEmpty {
             var mark = StoreBatch()
@@ -140,7 +141,8 @@ extension NodeEngine {
         await beginOutboxCheck(now: now)
         await publish(to: topics.status, Array("online".utf8), retain: true)
         await publishInfo()
-        for id in timers.keys.sorted() { await publishTimer(id, now: now, force: true) }
+        // Timers with events in the outbox wait for the outbox check (see OutboxCheck).
+        for id in timers.keys.sorted() where !isHeldByOutbox(id) { await publishTimer(id, now: now, force: true) }
     }
 
     /// Prunes old history and request ids, at most once an hour and only after a write (so an
