@@ -123,7 +123,7 @@ final class TestNode: Sendable {
                 return
             } catch {
                 if !process.isRunning {
-                    throw HarnessError("pacer exited (status \(process.terminationStatus ?? -1)) before it answered. Its log:\n\(log)")
+                    throw HarnessError("pacer ended (\(ProcessEnd(waitStatus: process.terminationStatus))) before it answered. Its log:\n\(log)")
                 }
                 if ContinuousClock.now >= deadline { throw HarnessError("pacer did not answer a command within \(timeout). Its log:\n\(log)") }
             }
@@ -138,7 +138,7 @@ final class TestNode: Sendable {
             let info = !probe.messages(on: topic("info"), from: start).isEmpty
             if online && info { return }
             if let process = process ?? self.process, !process.isRunning {
-                throw HarnessError("pacer exited (status \(process.terminationStatus ?? -1)) before it was online. Its log:\n\(log)")
+                throw HarnessError("pacer ended (\(ProcessEnd(waitStatus: process.terminationStatus))) before it was online. Its log:\n\(log)")
             }
             if ContinuousClock.now >= deadline {
                 throw HarnessError("pacer did not publish online and info within \(timeout). Its log:\n\(log)")
