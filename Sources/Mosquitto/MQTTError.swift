@@ -46,6 +46,11 @@ public struct MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
         self.message = message
     }
 
+    /// Creates an error.
+    public init(code: Code, message: String) {
+        self.init(code, message)
+    }
+
     public var description: String { message }
 }
 

@@ -152,6 +152,12 @@ public final class TestBroker: Sendable {
         }
     }
 
+    deinit {
+        // A test that forgot stop(): ask the broker to go now (no waiting in deinit; the
+        // watchdog kills it when the test process ends in any case).
+        current.withLock { $0?.send(SIGTERM) }
+    }
+
     /// Stops the broker: SIGTERM by PID, wait, SIGKILL if needed. Idempotent.
     public func stop() async {
         let process = current.withLock { process -> TestProcess? in
