@@ -72,16 +72,15 @@ enum PacerExecutable {
 /// when the process ends). Tests that restart or kill a broker start their own.
 actor SharedBroker {
     static let shared = SharedBroker()
-    private var started: TestBroker?
+    /// One start for every caller: the actor is re-entered while the broker starts.
+    private var starting: Task<TestBroker, any Error>?
 
     func port() async throws -> Int {
         if let text = ProcessInfo.processInfo.environment["PACER_TEST_BROKER_PORT"], let port = Int(text) {
             return port
         }
-        if let started { return started.port }
-        let broker = try await TestBroker.start()
-        started = broker
-        return broker.port
+        if starting == nil { starting = Task { try await TestBroker.start() } }
+        return try await starting!.value.port
     }
 }
 

@@ -118,8 +118,15 @@ final class TestNode: Sendable {
     func waitListening(process: TestProcess, timeout: Duration = .seconds(20)) async throws {
         let deadline = ContinuousClock.now + timeout
         while true {
+            // Answered on the probe's response topic, or on <base>/reply by a node speaking 3.1.1.
+            let id = uniqueName("ready-")
+            let start = probe.count
+            try await probe.publish(topic("pacer-test-ready", "cmd"), Array(#"{"action":"pause","id":"\#(id)"}"#.utf8),
+                                    properties: MQTTProperties(responseTopic: probe.replyTopic, correlationData: Array(id.utf8)))
             do {
-                _ = try await sendRaw(Array(#"{"action":"pause"}"#.utf8), topic: topic("pacer-test-ready", "cmd"), timeout: .milliseconds(500))
+                try await probe.waitUntil(timeout: .milliseconds(500), "no answer to \(id)") {
+                    probe.all[start...].contains { ($0.topic == probe.replyTopic || $0.topic == topic("reply")) && $0.json?["id"]?.string == id }
+                }
                 return
             } catch {
                 if !process.isRunning {
