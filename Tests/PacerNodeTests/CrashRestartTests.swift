@@ -95,7 +95,7 @@ final class CrashRun {
     var commandCounter = 0
 
     // Statistics printed at the end.
-    var kills = 0, startupKills = 0, sent = 0, accepted = 0, refused = 0
+    var kills = 0, startupKills = 0, sent = 0, sentWhileDown = 0, accepted = 0, refused = 0
     var lateReplies = 0, appliedBeforeKill = 0, appliedAfterRestart = 0, notApplied = 0, dedupChecks = 0, statesChecked = 0
 
     init(node: TestNode, seed: UInt64) throws {
@@ -120,14 +120,26 @@ final class CrashRun {
         let began = ContinuousClock.now
         try await afterRestart(from: 0, label: "first start")
         for iteration in 1...iterations {
-            // Drive the workout until the killer strikes at a random moment.
-            let delay = rng.milliseconds(150...2_500)
+            // Drive the workout until the node is killed: at a random moment (a killer task),
+            // or a few milliseconds after a command went out (while the node receives, writes
+            // or answers it).
             let node = self.node
-            let killer = Task { try? await Task.sleep(for: delay); await node.kill() }
-            try await drive(iteration: iteration)
-            await killer.value
+            if rng.chance(0.4) {
+                try await drive(iteration: iteration, killAfterCommand: Int.random(in: 1...4, using: &rng))
+            } else {
+                let delay = rng.milliseconds(150...2_500)
+                let killer = Task { try? await Task.sleep(for: delay); await node.kill() }
+                try await drive(iteration: iteration, killAfterCommand: nil)
+                await killer.value
+            }
             lastKillWallMs = wallNowMs()
             kills += 1
+            // Sometimes a command is sent while the node is down (the broker keeps it in the
+            // node's persistent session).
+            if rng.chance(0.2), let (timer, operation) = pickCommand() {
+                pending.append(try await publish(operation, to: timer))
+                sentWhileDown += 1
+            }
             // Sometimes also kill it while it starts: restoring, connecting, settling the outbox.
             if rng.chance(0.25) {
                 try await node.launch(waitOnline: false)
@@ -155,7 +167,7 @@ final class CrashRun {
         for refusal in refusals { problem("the core disagrees with the node: \(refusal)") }
         print("""
             CrashRestartTests: seed \(seed): \(kills) kills mid-workout and \(startupKills) during start-up in \(ContinuousClock.now - began); \
-            \(sent) commands: \(accepted) accepted, \(refused) refused; of those in flight at a kill: \(lateReplies) answered after the restart, \
+            \(sent) commands (\(sentWhileDown) while it was down): \(accepted) accepted, \(refused) refused; of those in flight at a kill: \(lateReplies) answered after the restart, \
             \(appliedBeforeKill) found applied before the kill, \(appliedAfterRestart) applied after the restart, \(notApplied) not applied; \
             \(dedupChecks) request ids re-sent across restarts; \(statesChecked) state messages checked against the core; \
             \(terminalEvents.count) finished/expired events; \(problems) problems
@@ -167,29 +179,46 @@ final class CrashRun {
 
     /// Sends commands to random timers (what a coach would press, judged from the model)
     /// until the node is killed.
-    func drive(iteration: Int) async throws {
+    func drive(iteration: Int, killAfterCommand: Int?) async throws {
+        var count = 0
         while alive {
             guard let (timer, operation) = pickCommand() else {
                 try await Task.sleep(for: rng.milliseconds(20...200))
                 continue
             }
-            commandCounter += 1
-            var json: JSONValue = ["action": .string(operation.action), "id": .string("crash-\(seed)-\(commandCounter)")]
-            switch operation {
-            case .adjust(let seconds), .snooze(let seconds): json = json.adding("seconds", .int(seconds))
-            default: break
+            let command = try await publish(operation, to: timer)
+            count += 1
+            if count == killAfterCommand {
+                try await Task.sleep(for: .microseconds(Int.random(in: 0...8_000, using: &rng)))
+                await node.kill()
+                if let reply = await node.awaitReply(to: command, timeout: .milliseconds(300)) {
+                    record(reply, for: command, context: "iteration \(iteration)")
+                } else {
+                    pending.append(command)
+                }
+                return
             }
-            let command = try await node.publishCommand(json, timer: timer, operation: operation)
-            sent += 1
             let node = self.node
             if let reply = await node.awaitReply(to: command, timeout: .seconds(5), alive: { node.process?.isRunning ?? false }) {
                 record(reply, for: command, context: "iteration \(iteration)")
             } else {
-                if alive { problem("no reply within 5 s from a running node to \(json) on \(timer)") }
+                if alive { problem("no reply within 5 s from a running node to \(command.json) on \(timer)") }
                 pending.append(command)
             }
             try await Task.sleep(for: rng.milliseconds(30...400))
         }
+    }
+
+    /// Publishes `operation` on the timer's `cmd` topic with a new request id.
+    func publish(_ operation: TimerOperation, to timer: String) async throws -> SentCommand {
+        commandCounter += 1
+        var json: JSONValue = ["action": .string(operation.action), "id": .string("crash-\(seed)-\(commandCounter)")]
+        switch operation {
+        case .adjust(let seconds), .snooze(let seconds): json = json.adding("seconds", .int(seconds))
+        default: break
+        }
+        sent += 1
+        return try await node.publishCommand(json, timer: timer, operation: operation)
     }
 
     /// The next command: chosen from what the model says the timer is doing now.
