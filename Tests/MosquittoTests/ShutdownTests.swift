@@ -42,6 +42,30 @@ extension BrokerTests {
         }
     }
 
+    @Test("disconnect() stays bounded while the network thread is stuck in a blocking TCP connect")
+    func disconnectWhileConnectIsStuck() async throws {
+        let stalled = try StalledListener.start()
+        defer { stalled.close() }
+        var config = MQTTConfiguration(port: stalled.port, clientID: unique("stuck"), connectTimeout: .seconds(30))
+        config.shutdownTimeout = .seconds(1)
+        let client = try MQTTClient(configuration: config)
+        let connecting = Task { () -> MQTTError? in
+            do throws(MQTTError) {
+                try await client.connect()
+                return nil
+            } catch {
+                return error
+            }
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(!client.isConnected)
+        let elapsed = await measure { await client.disconnect() }
+        print("disconnect() with a stuck connect took \(elapsed)")
+        #expect(elapsed < .seconds(3))
+        let error = await connecting.value
+        #expect(error?.code == .shutdown)
+    }
+
     @Test("connect() gives up after connectTimeout with the last error when nothing listens")
     func connectTimeout() async throws {
         let port = try freeLocalPort()
