@@ -6,6 +6,10 @@ import Foundation
 /// `message` is meant for a person: it names what failed, the libmosquitto text
 /// (`mosquitto_strerror`, `mosquitto_reason_string` or `mosquitto_connack_string`) and the
 /// numeric `mosq_err_t` or reason code, and where it helps, what to check.
+///
+/// Threading: a plain value. Building one calls libmosquitto's string functions
+/// (`mosquitto_strerror`, `mosquitto_reason_string`, `mosquitto_connack_string`), which only
+/// return static strings and are safe from any thread.
 public struct MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The kind of failure, for code that reacts to it.
     public enum Code: Sendable, Equatable {
