@@ -128,6 +128,54 @@ struct TimingTests {
             _ = try await node.send(["action": "resume", "at": .int(wallNowMs() + 10_000)], timer: "lag")
             let futureEvent = try #require(try await node.waitForEvent("lag", "resumed", from: start).json)
             #expect(futureEvent["due_ms"]?.int64 == futureEvent["at_ms"]?.int64)
+
+            // finish and skip take effect as of `at` too.
+            let resumedAt = try #require(futureEvent["due_ms"]?.int64)
+            try await Task.sleep(until: waitTarget(resumedAt + 1_000))
+            start = node.probe.count
+            let at3 = wallNowMs() - 700
+            let finished = try await node.send(["action": "finish", "at": .int(at3)], timer: "lag")
+            #expect(finished.status == "finished", "\(finished)")
+            let finishedEvent = try #require(try await node.waitForEvent("lag", "finished", from: start).json)
+            #expect(finishedEvent["finished_at_ms"]?.int64 == at3)
+            #expect(finishedEvent["reason"] == "finished")
+
+            let interval = try await node.send(["action": "start", "spec": ["kind": "interval", "work": "30s", "rest": "10s", "rounds": 2]], timer: "skip")
+            let t1 = try #require(interval.state?["started_at_ms"]?.int64)
+            try await Task.sleep(until: waitTarget(t1 + 1_500))
+            let at4 = wallNowMs() - 1_000
+            let skipped = try await node.send(["action": "skip", "at": .int(at4)], timer: "skip")
+            #expect(skipped.state?["phase"] == "rest", "\(skipped)")
+            #expect(skipped.state?["ends_at_ms"]?.int64 == at4 + 10_000, "the rest starts as of at")
+        }
+    }
+
+    @Test("cues and expiry: halfway, countdown 3-2-1, expired, alert every interval, auto-dismiss")
+    func cuesAndExpiry() async throws {
+        try await withNode { node in
+            let spec: JSONValue = ["kind": "countdown", "duration": "10s", "ack": true, "alert_interval": "1s", "auto_dismiss": "3s"]
+            let start = node.probe.count
+            let started = try await node.send(["action": "start", "spec": spec], timer: "oven")
+            let t0 = try #require(started.state?["started_at_ms"]?.int64)
+            let finished = try await node.waitForEvent("oven", "finished", from: start, timeout: .seconds(30))
+            #expect(finished.json?["reason"] == "auto_dismissed")
+            try await node.barrier()
+
+            let received = node.probe.messages(on: node.topic("oven", "event"), from: start)
+            let timeline = received.compactMap(\.json).map { event -> String in
+                let cue = event["cue"]?.int.map { " \($0)" } ?? ""
+                return "\(event["type"]?.string ?? "?")\(cue) @\((event["due_ms"]?.int64 ?? 0) - t0)"
+            }
+            #expect(timeline == [
+                "started @0", "halfway @5000", "countdown 3 @7000", "countdown 2 @8000", "countdown 1 @9000",
+                "expired @10000", "alert @11000", "alert @12000", "finished @13000",
+            ])
+            for item in received {
+                let due = try #require(item.json?["due_ms"]?.int64)
+                #expect(try #require(item.json?["at_ms"]?.int64) >= due, "emitted before due: \(item.text)")
+                #expect(item.wallMs - due <= Self.deliveryBound, "\(item.text) arrived \(item.wallMs - due) ms late")
+            }
+            #expect(node.probe.messages(on: node.topic("oven", "phase"), from: start).map(\.text) == ["countdown", "expired", "finished"])
         }
     }
 
