@@ -141,9 +141,20 @@ final class CrashRun {
                 sentWhileDown += 1
             }
             // Sometimes also kill it while it starts: restoring, connecting, settling the outbox.
+            // Half of those strike the moment it says `online`: restored, publishing its retained
+            // topics, the outbox (late finished/expired) not yet settled.
             if rng.chance(0.25) {
+                let launched = node.probe.count
                 try await node.launch(waitOnline: false)
-                try await Task.sleep(for: rng.milliseconds(0...700))
+                if rng.chance(0.5) {
+                    try await Task.sleep(for: rng.milliseconds(0...700))
+                } else {
+                    let deadline = ContinuousClock.now + .seconds(20)
+                    while !node.probe.messages(on: node.topic("status"), from: launched).contains(where: { $0.text == "online" }),
+                          ContinuousClock.now < deadline {
+                        try await Task.sleep(for: .milliseconds(1))
+                    }
+                }
                 await node.kill()
                 startupKills += 1
             }
