@@ -198,6 +198,36 @@ struct TopicTests {
         }
     }
 
+    @Test("a stopwatch counts up on remaining/display, and passes its target into overtime")
+    func stopwatch() async throws {
+        try await withNode { node in
+            let created = try await node.send(["action": "create", "timer": "sw", "name": "Zazen 🧘", "spec": ["kind": "stopwatch", "target": "2s"]])
+            #expect(created.state?["name"] == "Zazen 🧘")
+            try await node.probe.waitFor(node.topic("sw", "remaining"))
+            let start = node.probe.count
+            let started = try await node.send(["action": "start"], timer: "sw")
+            let t0 = try #require(started.state?["started_at_ms"]?.int64)
+            #expect(started.state?["phase"] == "session")
+            #expect(started.state?["counts_up"] == true)
+            let overtime = try await node.waitForEvent("sw", "phase", from: start) { $0["phase"] == "overtime" }
+            #expect(overtime.json?["due_ms"]?.int64 == t0 + 2_000)
+            try await node.probe.waitFor(node.topic("sw", "remaining"), from: start, timeout: .seconds(5)) { $0.text == "3" }
+            let stopped = try await node.send(["action": "finish"], timer: "sw")
+            #expect(stopped.status == "finished", "\(stopped)")
+
+            let counted = node.probe.messages(on: node.topic("sw", "remaining"), from: start)
+            #expect(counted.map(\.text).prefix(3) == ["1", "2", "3"], "\(counted.map(\.text))")
+            for item in counted.prefix(3) {
+                let due = t0 + (Int64(item.text) ?? 0) * 1000
+                #expect(item.wallMs >= due - 30 && item.wallMs - due <= 1_000, "\(item.text) at +\(item.wallMs - t0) ms")
+            }
+            #expect(node.probe.messages(on: node.topic("sw", "display"), from: start).map(\.text).prefix(3) == ["0:01", "0:02", "0:03"])
+            #expect(node.probe.messages(on: node.topic("sw", "phase"), from: start).map(\.text) == ["session", "overtime", "finished"])
+            let info = try await node.retained([node.topic("info")])
+            #expect(info[node.topic("info")].flatMap(decodeJSON)?["timers"] == [["id": "sw", "name": "Zazen 🧘"]])
+        }
+    }
+
     @Test("a deleted timer's retained topics are cleared: a late subscriber gets nothing")
     func deleteClearsRetained() async throws {
         try await withNode { node in
@@ -221,6 +251,14 @@ struct TopicTests {
             }
             let info = try await node.probe.waitFor(node.topic("info"), from: start)
             #expect(info.json?["timers"] == [["id": "kept", "name": "kept"]])
+
+            // The deleted timer was running: its per-second publishing must stop with it, or the
+            // ghost comes back. Give it more than a second to show up, then look.
+            let cleared = node.probe.count
+            try await Task.sleep(for: .milliseconds(1_500))
+            try await node.barrier()
+            #expect(node.probe.all[cleared...].filter { $0.topic.contains("/timers/gone/") }.isEmpty,
+                    "a deleted timer published again: \(node.probe.all[cleared...].filter { $0.topic.contains("/timers/gone/") }.map(\.topic))")
 
             let after = try await node.retained([node.topic("gone/#"), node.topic("timers/gone/#"), node.topic("timers/kept/#")])
             #expect(after.keys.filter { $0.contains("/timers/gone/") }.isEmpty, "ghost topics: \(after.keys.sorted())")
