@@ -186,7 +186,7 @@ struct TimingTests {
             _ = try await node.send(["action": "create", "timer": "short", "spec": ["kind": "countdown", "duration": "2s"]])
             let start = node.probe.count
             // Synchronised starts one second apart: both end at s + 3 s.
-            let s = wallNowMs() + 1_500
+            let s = wallNowMs() + 2_500
             let long = try await node.send(["action": "start", "start_at": .int(s)], timer: "long")
             let short = try await node.send(["action": "start", "start_at": .int(s + 1_000)], timer: "short")
             #expect(long.status == "scheduled" && short.status == "scheduled", "\(long) \(short)")

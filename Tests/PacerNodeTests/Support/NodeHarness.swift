@@ -112,9 +112,10 @@ final class TestNode: Sendable {
     }
 
     /// Waits until the node answers on the timer command topics. `online` is published on
-    /// CONNACK, before the node's subscriptions are in place, so a command sent at once could
-    /// be lost on a first start; a refused pause of a timer that does not exist proves that
-    /// `<base>/cmd` and `<base>/timers/+/cmd` (subscribed in that order) are both live.
+    /// CONNACK, while the node subscribes to `<base>/cmd`, `<base>/timers/+/cmd` and the
+    /// heart-rate sources one after the other, so a message sent at once can miss its
+    /// subscription on a first start (no broker session yet). A refused pause of a timer that
+    /// does not exist proves that both command subscriptions are live.
     func waitListening(process: TestProcess, timeout: Duration = .seconds(20)) async throws {
         let deadline = ContinuousClock.now + timeout
         while true {
