@@ -101,7 +101,7 @@ public struct PacerNodeService: Service {
                 break
             } catch {
                 switch error.code {
-                case .badCredentials, .notAuthorized, .connectionRefused, .tls, .invalidArgument:
+                case .badCredentials, .notAuthorized, .tls, .invalidArgument:
                     throw Failure(description: "cannot connect to \(configuration.broker.url): \(error)")
                 default:
                     logger.warning("broker not reachable; retrying", metadata: ["broker": "\(configuration.broker.url)", "error": "\(error)", "retry_in": "\(delay)"])

@@ -163,8 +163,11 @@ extension NodeEngine {
     }
 
     /// The retained `state` JSON and every plain topic whose value changed (all with `force`).
+    ///
+    /// Skipped while disconnected: every retained topic is republished on the next connect, so
+    /// queueing a stale value per second would only fill the client's offline queue.
     func publishTimer(_ id: String, now: Millis, force: Bool) async {
-        guard let entry = timers[id] else { return }
+        guard let entry = timers[id], client.isConnected else { return }
         let snap = snapshot(of: entry, now: now)
         let t = topics.timer(id)
         if force { timers[id]?.lastPlain = [:] }
@@ -183,13 +186,14 @@ extension NodeEngine {
     }
 
     func publishPlain(_ id: String, topic: String, value: String, force: Bool) async {
-        guard timers[id] != nil else { return }
+        guard timers[id] != nil, client.isConnected else { return }
         if !force, timers[id]?.lastPlain[topic] == value { return }
         timers[id]?.lastPlain[topic] = value
         await publish(to: topic, Array(value.utf8), retain: true)
     }
 
     func publishInfo() async {
+        guard client.isConnected else { return }  // republished on connect
         await publish(to: topics.info, JSONCoding.encode(infoBody()), retain: true)
     }
 
