@@ -91,6 +91,10 @@ final class CrashRun {
     var checkedIndex = 0
     /// finished/expired events seen, by "timer/type/revision", with their payloads.
     var terminalEvents: [String: [JSONValue]] = [:]
+    /// Their probe record indices.
+    var terminalIndices: [String: [Int]] = [:]
+    /// Duplicates that only a kill between an event and the state proving it can cause.
+    var unprovenRepublishes = 0
     var problems = 0
     var commandCounter = 0
 
@@ -181,7 +185,7 @@ final class CrashRun {
             \(sent) commands (\(sentWhileDown) while it was down): \(accepted) accepted, \(refused) refused; of those in flight at a kill: \(lateReplies) answered after the restart, \
             \(appliedBeforeKill) found applied before the kill, \(appliedAfterRestart) applied after the restart, \(notApplied) not applied; \
             \(dedupChecks) request ids re-sent across restarts; \(statesChecked) state messages checked against the core; \
-            \(terminalEvents.count) finished/expired events; \(problems) problems
+            \(terminalEvents.count) finished/expired events (\(unprovenRepublishes) published again after a kill between an event and its proving state); \(problems) problems
             """)
         #expect(problems == 0, "[seed \(seed)] \(problems) problems (the first 40 are reported above)")
     }
@@ -376,7 +380,8 @@ final class CrashRun {
     func sweep(label: String) async throws {
         let records = node.probe.all
         let prefix = node.base + "/timers/"
-        for item in records[min(checkedIndex, records.count)...] where item.topic.hasPrefix(prefix) {
+        for index in min(checkedIndex, records.count)..<records.count where records[index].topic.hasPrefix(prefix) {
+            let item = records[index]
             let parts = item.topic.dropFirst(prefix.count).split(separator: "/")
             guard parts.count == 2, let json = item.json else { continue }
             let timer = String(parts[0])
@@ -388,8 +393,16 @@ final class CrashRun {
                 guard let type = json["type"]?.string, type == "finished" || type == "expired" else { continue }
                 let key = "\(timer)/\(type)/\(json["revision"]?.int ?? -1)"
                 terminalEvents[key, default: []].append(json)
-                if terminalEvents[key]!.count == 2 {
-                    problem("\(label): \(type) of \(timer) at revision \(json["revision"]?.int ?? -1) was published twice: \(terminalEvents[key]!)")
+                terminalIndices[key, default: []].append(index)
+                if let first = terminalIndices[key]?.first, first != index {
+                    // A second copy. Only one kind is beyond any publisher over MQTT (see
+                    // isUnprovenRepublish): noted, not failed. Anything else is a bug.
+                    if isUnprovenRepublish(records, first: first, second: index, stateTopic: node.topic(timer, "state"), statusTopic: node.topic("status")) {
+                        unprovenRepublishes += 1
+                        print("CrashRestartTests: note: \(key) was published again after a kill that struck between it and the state proving it (\(label))")
+                    } else {
+                        problem("\(label): \(type) of \(timer) at revision \(json["revision"]?.int ?? -1) was published twice: \(terminalEvents[key]!)")
+                    }
                 }
                 if let at = json["at_ms"]?.int64, let due = json["due_ms"]?.int64 {
                     let late = json["late_ms"]?.int64
@@ -452,9 +465,10 @@ final class CrashRun {
             }
         }
         for (key, event) in predicted.sorted(by: { $0.key < $1.key }) where event.dueMs <= endMs - 1_500 {
+            // Duplicates were judged as they came (sweep); here: never lost.
             let published = terminalEvents[key] ?? []
-            if published.count != 1 {
-                problem("the core predicts \(key) due at \(event.dueMs); it was published \(published.count) times: \(published)")
+            if published.isEmpty {
+                problem("the core predicts \(key) due at \(event.dueMs); it was never published")
             } else if published[0]["due_ms"]?.int64 != event.dueMs {
                 problem("\(key) was published with due_ms \(published[0]["due_ms"]?.description ?? "none"), the core says \(event.dueMs)")
             }

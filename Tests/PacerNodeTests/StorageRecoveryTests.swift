@@ -145,12 +145,12 @@ struct StorageRecoveryTests {
             timers:
               - {id: keep, name: Keep, spec: {kind: countdown, duration: 60s}}
               - {id: hold, name: Hold, spec: {kind: countdown, duration: 60s}, restore: pause}
-              - {id: short, name: Short, spec: {kind: countdown, duration: 2s}, restore: pause}
+              - {id: short, name: Short, spec: {kind: countdown, duration: 3s}, restore: pause}
               - {id: drop, name: Drop, spec: {kind: countdown, duration: 60s}, restore: discard}
             """
         try await withNode(.init(config: config)) { node in
             var models: [String: TimerModel] = [:]
-            for (id, duration) in [("keep", "60s"), ("hold", "60s"), ("short", "2s"), ("drop", "60s")] {
+            for (id, duration) in [("keep", "60s"), ("hold", "60s"), ("short", "3s"), ("drop", "60s")] {
                 models[id] = try TimerModel(id: id, name: id.capitalized, spec: ["kind": "countdown", "duration": .string(duration)], settings: .init())
             }
             func apply(_ action: String, _ operation: TimerOperation, _ timer: String) async throws -> Reply {
@@ -160,7 +160,7 @@ struct StorageRecoveryTests {
                 models[timer]!.add(AcceptedCommand(requestID: reply.id?.string ?? "", operation: operation, asOfMs: asOf, revision: reply.revision ?? -1))
                 return reply
             }
-            for timer in ["keep", "hold", "short", "drop"] { _ = try await apply("start", .start(spec: nil, startAt: nil, restart: false), timer) }
+            for timer in ["keep", "hold", "drop"] { _ = try await apply("start", .start(spec: nil, startAt: nil, restart: false), timer) }
             // hold: paused and resumed, so its last write is the resume, 0.6 s into the run.
             try await Task.sleep(for: .milliseconds(600))
             _ = try await apply("pause", .pause, "hold")
@@ -168,11 +168,12 @@ struct StorageRecoveryTests {
             let resumed = try await apply("resume", .resume, "hold")
             let lastWriteMs = try #require(resumed.state?["as_of_ms"]?.int64)
             let holdRemainingAtLastWrite = try #require(resumed.state?["remaining_ms"]?.int64)
-            let shortStart = try #require(models["short"]!.accepted.first?.asOfMs)
+            try await Task.sleep(for: .milliseconds(300))
 
-            try await Task.sleep(for: .milliseconds(700))
+            // short (3 s) starts just before the kill and reaches zero while the node is down.
+            _ = try await apply("start", .start(spec: nil, startAt: nil, restart: false), "short")
             await node.kill()
-            try await Task.sleep(for: .milliseconds(2_500))  // short (2 s) reaches zero while the node is down
+            try await Task.sleep(for: .milliseconds(3_800))
             let restart = node.probe.count
             try await node.launch()
             try await node.barrier()
@@ -195,10 +196,9 @@ struct StorageRecoveryTests {
             // with the time it had at its last write (its start), and nothing finished.
             let short = try restored("short")
             #expect(short["status"] == "paused", "\(short)")
-            #expect(short["remaining_ms"]?.int64 == 2_000, "short: \(short)")
+            #expect(short["remaining_ms"]?.int64 == 3_000, "short: \(short)")
             #expect(short["segment_elapsed_ms"]?.int64 == 0, "short: \(short)")
             #expect(!node.events("short").contains { $0["type"] == "finished" }, "short finished while it was to be restored paused: \(node.events("short"))")
-            _ = shortStart
 
             // discard: idle again, with a log line.
             let drop = try restored("drop")
@@ -317,7 +317,7 @@ struct StorageRecoveryTests {
         }
     }
 
-    @Test("reached zero while down, and killed again right after it came back: the late event is still published exactly once")
+    @Test("reached zero while down, and killed again right after it came back: the late event is never lost, and not repeated once its state reached the broker")
     func killedWhileSettlingTheOutbox() async throws {
         let config = """
             timers:
@@ -351,9 +351,21 @@ struct StorageRecoveryTests {
                 try await node.launch()
                 try await Task.sleep(for: .seconds(2))
                 try await node.barrier()
-                let finished = node.events("egg").filter { $0["type"] == "finished" && ($0["revision"]?.int ?? 0) > revision }
-                #expect(finished.count == 1, "round \(round): the late finished was published \(finished.count) times: \(finished)")
-                if finished.count != 1 {
+                let records = node.probe.all
+                let copies = records.indices.filter {
+                    records[$0].topic == node.topic("egg", "event") && records[$0].json?["type"] == "finished"
+                        && (records[$0].json?["revision"]?.int ?? 0) > revision
+                }
+                #expect(!copies.isEmpty, "round \(round): the late finished was never published")
+                // A second copy is acceptable only as the duplicate no MQTT publisher can rule
+                // out: killed between the event and the state that proves it reached the broker.
+                for copy in copies.dropFirst() {
+                    let unproven = isUnprovenRepublish(records, first: copies[0], second: copy,
+                                                       stateTopic: node.topic("egg", "state"), statusTopic: node.topic("status"))
+                    #expect(unproven, "round \(round): the late finished was published again although its state had reached the broker: \(copies.map { records[$0].text })")
+                    if unproven { print("StorageRecoveryTests: round \(round): the late finished was published again after a kill between it and its state (allowed)") }
+                }
+                if copies.isEmpty {
                     print("--- log of pacer node \(node.nodeID) ---\n\(node.log)")
                     break
                 }

@@ -231,3 +231,24 @@ func internalInconsistencies(_ state: JSONValue) -> [String] {
     }
     return problems
 }
+
+// MARK: - The one duplicate MQTT cannot rule out
+
+/// Whether the second copy of an event (at `records[second]`, the first at `records[first]`)
+/// is the one duplicate that a publisher crash can cause over MQTT: the node was killed after
+/// the event reached the broker but before the retained state that proves it did (they are
+/// two publishes), so the next start could not know and published it again from its outbox.
+///
+/// True only when both copies are byte for byte the same (the stored outbox payload, not an
+/// event generated twice), the node went `online` again in between (a restart), and no state
+/// of the timer with the event's revision or later reached the broker in between (had one,
+/// the restarted node had its proof and must not have published the event again).
+func isUnprovenRepublish(_ records: [Received], first: Int, second: Int, stateTopic: String, statusTopic: String) -> Bool {
+    guard records[first].message.payload == records[second].message.payload,
+          let revision = records[first].json?["revision"]?.int
+    else { return false }
+    let between = records[(first + 1)..<second]
+    let restarted = between.contains { $0.topic == statusTopic && $0.text == "online" }
+    let proven = between.contains { $0.topic == stateTopic && ($0.json?["revision"]?.int ?? -1) >= revision }
+    return restarted && !proven
+}
