@@ -93,7 +93,23 @@ public struct PacerNodeService: Service {
 
     /// Connects, retrying with a capped backoff while the broker is unreachable; a refused
     /// login or a TLS failure stops the node with a clear error.
+    /// Subscribes, then connects, retrying with a capped backoff while the broker is
+    /// unreachable; a refused login or a TLS failure stops the node with a clear error.
+    ///
+    /// The subscriptions are registered before connecting: the client sends them inside its
+    /// CONNACK handling, before the engine hears `.connected` and publishes `online`, so a
+    /// command sent as soon as `online` appears is never missed (the broker handles our
+    /// SUBSCRIBE before our PUBLISH on the same connection).
     private func connect(_ client: MQTTClient, topics: Topics) async throws {
+        do {
+            try await client.subscribe(to: topics.command, qos: .atLeastOnce)
+            try await client.subscribe(to: topics.timerCommandFilter, qos: .atLeastOnce)
+            for source in configuration.heartRate.sources {
+                try await client.subscribe(to: source.topic, qos: .atMostOnce)
+            }
+        } catch {
+            throw Failure(description: "cannot subscribe to the command topics: \(error)")
+        }
         var delay = Duration.seconds(1)
         while true {
             do {
@@ -112,15 +128,6 @@ public struct PacerNodeService: Service {
         }
         let b = configuration.broker
         logger.notice("ready: watch with `mosquitto_sub -h \(b.host) -p \(b.port) -t '\(topics.base)/#' -v`, command with `mosquitto_pub -h \(b.host) -p \(b.port) -t \(topics.base)/timers/<id>/cmd -m start`")
-        do {
-            try await client.subscribe(to: topics.command, qos: .atLeastOnce)
-            try await client.subscribe(to: topics.timerCommandFilter, qos: .atLeastOnce)
-            for source in configuration.heartRate.sources {
-                try await client.subscribe(to: source.topic, qos: .atMostOnce)
-            }
-        } catch {
-            throw Failure(description: "cannot subscribe to the command topics: \(error)")
-        }
     }
 
     func mqttConfiguration(topics: Topics) -> MQTTConfiguration {

@@ -128,6 +128,8 @@ import Testing
         ("timing: {lag_window: 2h}", "timing.lag_window"),
         ("heart_rate: {sources: [{topic: 'hr/#'}]}", "heart_rate.sources[0].topic"),
         ("log_level: loud", "log_level"),
+        ("timers: [{id: a, name: Push/Pull, spec: {kind: countdown, duration: 1m}}]", "timers[0].name"),
+        ("limits: {max_timers: lots}", "limits.max_timers"),
         ("base_topic: pacer/#", "base_topic"),
         ("presets: {tabata: {kind: countdown, duration: 0s}}", "presets.tabata.duration"),
         ("timers: [{id: a, spec: {kind: countdown, duration: 1m}}, {id: a, spec: {kind: countdown, duration: 2m}}]", "timers[1].id"),

@@ -118,6 +118,15 @@ struct ConfigReader {
     let source: String
     var problems: [ConfigurationProblem] = []
 
+    /// A short description of a value for messages: `'lots'`, `a list`, `a mapping`.
+    static func describe(_ node: ConfigTree) -> String {
+        switch node.value {
+        case .scalar(let text, _, _): "'\(text.prefix(40))'"
+        case .sequence: "a list"
+        case .mapping: "a mapping"
+        }
+    }
+
     mutating func fail(_ key: String, _ node: ConfigTree?, _ reason: String) {
         problems.append(.init(source: source, line: node?.line, key: key, reason: reason))
     }
@@ -154,7 +163,7 @@ struct ConfigReader {
     mutating func string(_ node: ConfigTree?, key: String) -> String? {
         guard let node else { return nil }
         guard case .scalar(let text, let type, _) = node.value, type != .null else {
-            fail(key, node, "expected a text value")
+            fail(key, node, "expected a text value, got \(Self.describe(node))")
             return nil
         }
         return text
@@ -163,7 +172,7 @@ struct ConfigReader {
     mutating func int(_ node: ConfigTree?, key: String, range: ClosedRange<Int>) -> Int? {
         guard let node else { return nil }
         guard case .scalar(let text, _, _) = node.value, let value = Int(text) else {
-            fail(key, node, "expected a whole number")
+            fail(key, node, "expected a whole number, got \(Self.describe(node))")
             return nil
         }
         guard range.contains(value) else {
@@ -176,7 +185,7 @@ struct ConfigReader {
     mutating func bool(_ node: ConfigTree?, key: String) -> Bool? {
         guard let node else { return nil }
         guard case .scalar(let text, _, _) = node.value else {
-            fail(key, node, "expected true or false")
+            fail(key, node, "expected true or false, got \(Self.describe(node))")
             return nil
         }
         switch text.lowercased() {

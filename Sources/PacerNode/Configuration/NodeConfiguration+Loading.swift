@@ -111,7 +111,7 @@ extension NodeConfiguration {
                 continue
             }
             let name = r.string(fields["name"], key: "\(key).name") ?? id
-            if name.contains(where: { "/+#".contains($0) }) {
+            if fields["name"] != nil, name.contains(where: { "/+#".contains($0) }) {
                 r.fail("\(key).name", fields["name"], "a timer name cannot contain / + or # (MQTT topic characters), got '\(name)'")
             }
             timers.append(.init(id: id, name: name, spec: spec.json, restore: restore))
