@@ -169,6 +169,14 @@ extension NodeEngine {
     func publishTimer(_ id: String, now: Millis, force: Bool) async {
         guard let entry = timers[id], client.isConnected else { return }
         let snap = snapshot(of: entry, now: now)
+        // A transition fell due that the machine has not taken yet (its wake-up is queued
+        // behind this input). A state showing it must not reach the broker before the
+        // transition's events are written and published: the outbox takes a retained state as
+        // proof of its events. Take it at once; the state goes out with its events then.
+        guard snap.revision == entry.machine.revision else {
+            deadlines.set(.timer(id), at: now)
+            return
+        }
         let t = topics.timer(id)
         if force { timers[id]?.lastPlain = [:] }
         await publish(to: t.state, JSONCoding.encode(snap.json), retain: true)

@@ -157,12 +157,17 @@ actor NodeEngine {
     }
 
     /// Sets the timer's one deadline from the core's `nextDeadline`.
+    ///
+    /// Asked from the instant the machine was last advanced to, not from now: a transition
+    /// that fell due since then (while the node was starting, or the loop was busy) is then due
+    /// at once, instead of being skipped and its events never emitted.
     func schedule(_ id: String) {
         guard let entry = timers[id] else {
             deadlines.set(.timer(id), at: nil)
             return
         }
-        deadlines.set(.timer(id), at: entry.machine.nextDeadline(after: clock.now()))
+        let after = min(clock.now(), entry.machine.advancedToMs)
+        deadlines.set(.timer(id), at: entry.machine.nextDeadline(after: after))
     }
 
     func rescheduleAll() {
