@@ -57,16 +57,18 @@ struct CrashRestartTests {
             try await run.execute(iterations: iterations)
             await node.stop(clearRetained: false)
             await broker.stop()
-            try? FileManager.default.removeItem(at: node.directory)
-            broker.removeDirectory()
         } catch {
             await node.stop(clearRetained: false)
             await broker.stop()
-            print("--- CrashRestartTests seed \(seed): log of pacer node \(node.nodeID) (\(node.directory.path)) ---\n\(node.log.suffix(20_000))")
-            throw error
+            run.problems += 1
+            Issue.record(error, "[seed \(seed)] the crash run stopped")
         }
         if run.problems > 0 {
-            print("--- CrashRestartTests seed \(seed) failed; the node's files stay in \(node.directory.path); the end of its log: ---\n\(node.log.suffix(20_000))")
+            // Kept for a post-mortem: the node's log (every start), its database, the broker's log.
+            print("--- CrashRestartTests seed \(seed) failed; the node's files (log, data) stay in \(node.directory.path), the broker's in \(broker.directory.path); the end of the node's log: ---\n\(node.log.suffix(20_000))")
+        } else {
+            try? FileManager.default.removeItem(at: node.directory)
+            broker.removeDirectory()
         }
     }
 }
@@ -87,6 +89,8 @@ final class CrashRun {
     var resolved: [String: SentCommand] = [:]
     /// When the node was last killed mid-workout (wall clock).
     var lastKillWallMs: Millis = 0
+    /// Every kill (wall clock), for diagnosing a lost event.
+    var killTimes: [Millis] = []
     /// Probe record index up to which states and events were checked.
     var checkedIndex = 0
     /// finished/expired events seen, by "timer/type/revision", with their payloads.
@@ -137,6 +141,7 @@ final class CrashRun {
                 await killer.value
             }
             lastKillWallMs = wallNowMs()
+            killTimes.append(lastKillWallMs)
             kills += 1
             // Sometimes a command is sent while the node is down (the broker keeps it in the
             // node's persistent session).
@@ -160,6 +165,7 @@ final class CrashRun {
                     }
                 }
                 await node.kill()
+                killTimes.append(wallNowMs())
                 startupKills += 1
             }
             let restartIndex = node.probe.count
@@ -178,7 +184,7 @@ final class CrashRun {
         let end = try await node.send(["action": "time"])
         try await sweep(label: "final")
         try finalEventCheck(endMs: try #require(end.json["now_ms"]?.int64))
-        let refusals = models.values.flatMap(\.refusals)
+        let refusals = timerIDs.flatMap { models[$0]!.divergences() }
         for refusal in refusals { problem("the core disagrees with the node: \(refusal)") }
         print("""
             CrashRestartTests: seed \(seed): \(kills) kills mid-workout and \(startupKills) during start-up in \(ContinuousClock.now - began); \
@@ -267,7 +273,7 @@ final class CrashRun {
 
     /// Takes a reply in: the first reply of its request id; an accepted command joins the
     /// model at the instant the node applied it, and its reply's state is checked.
-    func record(_ reply: Reply, for command: SentCommand, context: String) {
+    func record(_ reply: Reply, for command: SentCommand, context: String, check checkNow: Bool = true) {
         if let first = firstReplies[command.requestID] {
             if first != reply.json { problem("\(context): request \(command.requestID) got two different replies: \(first) then \(reply.json)") }
             return
@@ -288,7 +294,7 @@ final class CrashRun {
             return
         }
         models[command.timer]!.add(AcceptedCommand(requestID: command.requestID, operation: command.operation, asOfMs: asOf, revision: revision))
-        check(state: state, timer: command.timer, context: "\(context): the reply to \(command.operation.action) (\(command.requestID))")
+        if checkNow { check(state: state, timer: command.timer, context: "\(context): the reply to \(command.operation.action) (\(command.requestID))") }
     }
 
     /// Compares one state the node published (or replied) with the model at its instant.
@@ -313,13 +319,16 @@ final class CrashRun {
         // 1. Commands in flight at the kill: a reply may still come (the broker kept the
         //    command in the node's persistent session); else re-send the same request id:
         //    the node answers with the first reply if it had applied it, else applies it now.
+        //    Every outcome is taken in first, then the replies are checked: the node may have
+        //    applied them in another order than they were sent (one queued in the session
+        //    while another was lost in the kill and re-sent).
         if !pending.isEmpty {
             try await Task.sleep(for: .milliseconds(400))
+            var outcomes: [(SentCommand, Reply, String)] = []
             for command in pending {
                 if let late = node.reply(to: command) {
                     lateReplies += 1
-                    classify(late, restartWallMs: restartWallMs)
-                    record(late, for: command, context: "\(label), late reply")
+                    outcomes.append((command, late, "\(label), late reply"))
                     continue
                 }
                 let again = try await node.publishCommand(command.json, timer: command.timer, operation: command.operation)
@@ -327,8 +336,14 @@ final class CrashRun {
                     problem("\(label): no reply to the re-sent request \(command.requestID)")
                     continue
                 }
+                outcomes.append((command, reply, "\(label), re-sent"))
+            }
+            for (command, reply, context) in outcomes {
                 classify(reply, restartWallMs: restartWallMs)
-                record(reply, for: command, context: "\(label), re-sent")
+                record(reply, for: command, context: context, check: false)
+            }
+            for (command, reply, context) in outcomes where reply.ok {
+                if let state = reply.state { check(state: state, timer: command.timer, context: "\(context): the reply to \(command.operation.action) (\(command.requestID))") }
             }
             pending.removeAll()
         }
@@ -468,7 +483,11 @@ final class CrashRun {
             // Duplicates were judged as they came (sweep); here: never lost.
             let published = terminalEvents[key] ?? []
             if published.isEmpty {
-                problem("the core predicts \(key) due at \(event.dueMs); it was never published")
+                let kills = killTimes.filter { abs($0 - event.dueMs) < 15_000 }.map { "\($0 - event.dueMs)" }
+                let states = node.probe.messages(on: node.topic(event.timer, "state"))
+                    .compactMap(\.json).filter { abs(($0["as_of_ms"]?.int64 ?? 0) - event.dueMs) < 5_000 }
+                    .map { "\($0["as_of_ms"]?.int64.map { $0 - event.dueMs } ?? 0): \($0["status"]?.string ?? "?") r\($0["revision"]?.int ?? -1)" }
+                problem("the core predicts \(key) due at \(event.dueMs); it was never published. Kills near it (ms after due): \(kills); states near it (ms after due: status revision): \(states)")
             } else if published[0]["due_ms"]?.int64 != event.dueMs {
                 problem("\(key) was published with due_ms \(published[0]["due_ms"]?.description ?? "none"), the core says \(event.dueMs)")
             }

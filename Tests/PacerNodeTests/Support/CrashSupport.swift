@@ -120,9 +120,6 @@ struct TimerModel {
     private var cache: [TimerMachine]
     /// Events each step produced: `steps[k-1]` from applying command k.
     private var steps: [[TimerEvent]] = []
-    /// Commands the node accepted but the model refused (a divergence; reported by the test).
-    private(set) var refusals: [String] = []
-
     init(id: String, name: String, spec: JSONValue, settings: TimerSettings) throws {
         self.id = id
         let parsed = try TimerSpec(json: spec)
@@ -148,18 +145,28 @@ struct TimerModel {
             var machine = cache[k]
             let command = accepted[k]
             switch machine.handle(TimerCommand(operation: command.operation, requestID: command.requestID), now: command.asOfMs) {
-            case .success(let events):
-                steps.append(events)
-            case .failure(let error):
-                refusals.append("\(id): the node accepted \(command.operation.action) (\(command.requestID)) at \(command.asOfMs) but the core refuses it: \(error)")
-                steps.append([])
-            }
-            if machine.revision != command.revision {
-                refusals.append("\(id): after \(command.operation.action) (\(command.requestID)) at \(command.asOfMs) the node replied revision \(command.revision), the core has \(machine.revision)")
+            case .success(let events): steps.append(events)
+            case .failure: steps.append([])
             }
             cache.append(machine)
         }
         return cache[count]
+    }
+
+    /// Where the core disagrees with the node's replies, replaying every accepted command in
+    /// order: a command the core refuses, or a revision other than the node's reply.
+    func divergences() -> [String] {
+        var machine = initial
+        var found: [String] = []
+        for command in accepted {
+            if case .failure(let error) = machine.handle(TimerCommand(operation: command.operation, requestID: command.requestID), now: command.asOfMs) {
+                found.append("\(id): the node accepted \(command.operation.action) (\(command.requestID)) at \(command.asOfMs) but the core refuses it: \(error)")
+            }
+            if machine.revision != command.revision {
+                found.append("\(id): after \(command.operation.action) (\(command.requestID)) at \(command.asOfMs) the node replied revision \(command.revision), the core has \(machine.revision)")
+            }
+        }
+        return found
     }
 
     /// How many accepted commands a snapshot at `asOfMs` with `revision` includes.
