@@ -103,6 +103,9 @@ final class MQTTClientCore: @unchecked Sendable {
         mosquitto_user_data_set(mosq, Unmanaged.passUnretained(self).toOpaque())
         let protocolVersion = configuration.version == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311
         try check(mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, protocolVersion), "setting the protocol version")
+        // Small packets go out at once: without TCP_NODELAY, a reply written right after a
+        // PUBACK waits for the broker's delayed ACK (Nagle), about 40 ms per hop on Linux.
+        try check(mosquitto_int_option(mosq, MOSQ_OPT_TCP_NODELAY, 1), "setting TCP_NODELAY")
 
         if let will = configuration.will {
             guard !will.topic.isEmpty, !will.topic.utf8.contains(0) else {

@@ -230,3 +230,26 @@ import Testing
         #expect(error(#"{"action":"pause"}"#, timer: nil)?.code == .invalidArgument)
     }
 }
+
+@Suite struct JSONCodingTests {
+    @Test func exactOutputForTheCommonShapes() {
+        let value: JSONValue = ["b": 42, "a": [true, .null, 0.25, -3], "c": "x\"y\\z/\n\u{1}é"]
+        #expect(String(decoding: JSONCoding.encode(value), as: UTF8.self)
+                == #"{"a":[true,null,0.25,-3],"b":42,"c":"x\"y\\z/\n\u0001é"}"#)
+        #expect(String(decoding: JSONCoding.encode(.number(1_795_321_339_792)), as: UTF8.self) == "1795321339792")
+        #expect(String(decoding: JSONCoding.encode(.number(.nan)), as: UTF8.self) == "null")
+    }
+
+    @Test func roundTripsThroughFoundation() throws {
+        let values: [JSONValue] = [
+            ["progress": 1.6666666666666667e-06, "ends_at_ms": 1_795_321_941_691, "label": "Burpees 💪", "hr": .null],
+            [["nested": ["deep": [1, 2.5, "three"]]], [:], []],
+            .string("\t tab and \r return and \u{7f}"),
+        ]
+        for value in values {
+            let bytes = JSONCoding.encode(value)
+            let back = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+            #expect(back == value, "\(String(decoding: bytes, as: UTF8.self))")
+        }
+    }
+}
