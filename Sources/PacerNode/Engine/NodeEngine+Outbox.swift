@@ -69,18 +69,27 @@ extension NodeEngine {
         guard let check = outboxCheck, let store else { return }
         outboxCheck = nil
         deadlines.set(.outbox, at: nil)
-        var resent = 0
-        for event in check.pending where (check.seen[event.timer] ?? -1) < event.revision {
-            await publish(to: topics.timer(event.timer).event, event.payload, retain: false)
-            resent += 1
+        var resent: [Int64] = []
+        var delivered: [Int64] = []
+        for event in check.pending {
+            guard let seq = event.seq else { continue }
+            if (check.seen[event.timer] ?? -1) < event.revision {
+                await publish(to: topics.timer(event.timer).event, event.payload, retain: false)
+                resent.append(seq)
+            } else {
+                delivered.append(seq)
+            }
         }
         for id in check.held.sorted() { await publishTimer(id, now: now, force: true) }
+        // Proven delivered: marked now. Published now: marked later, like any publish
+        // (see markPublishedDelayMs).
         var mark = StoreBatch()
-        mark.markPublished = check.pending.compactMap(\.seq)
+        mark.markPublished = delivered
         do { try store.apply(mark) } catch {
             logger.error("could not mark events as published", metadata: ["error": "\(error)"])
         }
-        logger.info("event outbox settled", metadata: ["published": "\(resent)", "already_delivered": "\(check.pending.count - resent)"])
+        publishedUnmarked += resent.map { ($0, now) }
+        logger.info("event outbox settled", metadata: ["published": "\(resent.count)", "already_delivered": "\(delivered.count)"])
         do { try await client.unsubscribe(from: stateFilter) } catch {
             logger.debug("unsubscribe failed", metadata: ["error": "\(error)"])
         }

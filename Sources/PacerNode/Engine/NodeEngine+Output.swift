@@ -103,13 +103,24 @@ extension NodeEngine {
         }
         if output.resolveOutbox { await resolveOutbox(now: now) }
         if !batch.isEmpty { pruneIfDue(now: now) }
-        if let store, !seqs.isEmpty {
-            var mark = StoreBatch()
-            mark.markPublished = seqs
-            do { try store.apply(mark) } catch {
-                logger.error("could not mark events as published", metadata: ["error": "\(error)"])
-            }
-        }
+        // Marked published later, in the batch of a later write (see markPublishedDelayMs).
+        if store != nil { publishedUnmarked += seqs.map { ($0, now) } }
+    }
+
+    /// How long a published event waits before it is marked published in the store.
+    ///
+    /// `publish` returns once libmosquitto has queued the packet; its network thread writes it
+    /// to the socket a moment later. Marking at once let a crash in between lose the event for
+    /// good (marked, never sent). Until an event is marked, a restart settles it by the
+    /// retained-state proof of the outbox check (NodeEngine+Outbox.swift), which is right
+    /// either way; so marks wait until the packet has surely left, and ride on a later write.
+    static let markPublishedDelayMs: Millis = 2_000
+
+    /// The published events old enough to be marked; removes them from `publishedUnmarked`.
+    func takeMarkable(now: Millis) -> [Int64] {
+        let ready = publishedUnmarked.filter { now - $0.atMs >= Self.markPublishedDelayMs }.map(\.seq)
+        if !ready.isEmpty { publishedUnmarked.removeAll { now - $0.atMs >= Self.markPublishedDelayMs } }
+        return ready
     }
 
     /// The store writes of an output: changed timers (when their revision moved), transition
@@ -130,6 +141,7 @@ extension NodeEngine {
         }
         batch.deleteTimers = output.deletedTimers
         batch.requests = output.requests
+        if !batch.isEmpty { batch.markPublished = takeMarkable(now: now) }
         return batch
     }
 

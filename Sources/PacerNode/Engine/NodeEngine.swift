@@ -61,6 +61,9 @@ actor NodeEngine {
     var outboxCheck: OutboxCheck?
     /// When the history was last pruned (pruned at most hourly, after a write).
     var lastPruneMs: Millis?
+    /// Events published (handed to the MQTT client) but not yet marked published in the store,
+    /// with when; marked in the batch of a later write (see `markPublishedDelayMs`).
+    var publishedUnmarked: [(seq: Int64, atMs: Millis)] = []
 
     let inputs: AsyncStream<EngineInput>
     let inputContinuation: AsyncStream<EngineInput>.Continuation
