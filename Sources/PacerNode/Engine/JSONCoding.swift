@@ -4,8 +4,8 @@ import PacerCore
 /// JSON bytes in and out of `JSONValue`, with stable key order (sorted) so identical states
 /// give identical retained payloads.
 enum JSONCoding {
-    /// Compact JSON with object keys sorted. Hand-written because it runs for every timer on
-    /// every displayed second: Foundation's `JSONEncoder` costs several times more per state.
+    /// Compact JSON with object keys sorted (stable retained payloads), integers without a
+    /// fraction (`42`, not `42.0`), non-finite numbers as `null`.
     static func encode(_ value: JSONValue) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(512)
