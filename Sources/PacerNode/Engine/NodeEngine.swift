@@ -10,15 +10,6 @@ enum EngineInput: Sendable {
     case connection(MQTTConnectionEvent)
     /// The deadline alarm fired.
     case deadline
-    /// A request from inside the process (tests, `pacer` in-process use).
-    case inspect(@Sendable (EngineView) -> Void)
-}
-
-/// A read-only view of the engine for inspection.
-struct EngineView: Sendable {
-    var now: Millis
-    var snapshots: [String: TimerSnapshot]
-    var scheduledDeadlines: Int
 }
 
 /// The one owner of all timers (SPEC §3, issue 4).
@@ -125,8 +116,6 @@ actor NodeEngine {
                 case .outbox: output.resolveOutbox = true
                 }
             }
-        case .inspect(let body):
-            body(EngineView(now: now, snapshots: timers.mapValues { snapshot(of: $0, now: now) }, scheduledDeadlines: deadlines.count))
         }
         await commit(output, now: now)
         armAlarm()
