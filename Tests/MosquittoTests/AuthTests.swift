@@ -4,7 +4,7 @@ import PacerTestSupport
 import Testing
 
 extension BrokerTests {
-    @Test("a wrong password makes connect() throw badCredentials/notAuthorized within 2 s, without retrying; the right one works",
+    @Test("a wrong password makes connect() throw badCredentials/notAuthorized at once, without retrying; the right one works",
           arguments: [MQTTVersion.v5, .v3_1_1])
     func wrongPassword(version: MQTTVersion) async throws {
         try await withTestBroker(TestBrokerOptions(users: ["pacer": "s3cret", "display": "pw"])) { broker in
@@ -18,7 +18,10 @@ extension BrokerTests {
             }
             let error = try #require(thrown)
             print("wrong password, \(version): \(error.code): \(error.message)")
-            #expect(elapsed < .seconds(2), "took \(elapsed)")
+            // About 0.1 s on an idle machine. The bound is generous for a loaded CI runner yet
+            // far below connectTimeout (10 s): the refusal ended the wait, not a timeout or a
+            // retry loop (the error code below and the single refusal event check that too).
+            #expect(elapsed < .seconds(4), "took \(elapsed)")
             #expect([.badCredentials, .notAuthorized].contains(error.code), "\(error)")
             #expect(error.message.contains("refused") || error.message.contains("not authorised"))
             #expect(error.message.contains(version == .v5 ? "reason 13" : "return code"), "\(error.message)")
