@@ -65,11 +65,11 @@ extension NodeEngine {
             if timers[id] != nil {
                 return .failure(.init(.timerExists, "timer '\(id)' already exists; delete it first, or start it with a new spec"))
             }
-            switch makeMachine(id: id, name: name ?? id, specJSON: specJSON) {
+            switch parseSpec(specJSON).flatMap({ makeMachine(id: id, name: name ?? id, spec: $0) }) {
             case .failure(let error): return .failure(error)
             case .success(let machine):
                 timers[id] = TimerEntry(machine: machine, restore: .resume, persistedRevision: -1)
-                output.timerChanged(id, events: [], forcePersist: true)
+                output.timerChanged(id, events: [])
                 output.infoChanged = true
                 schedule(id)
                 return .success(timerReply(id, now: now))
@@ -119,16 +119,12 @@ extension NodeEngine {
             guard case .start = operation, let newSpec else {
                 return .failure(unknownTimer(id))
             }
-            guard timers.count < configuration.limits.maxTimers else {
-                return .failure(.init(.tooManyTimers, "the node already has \(timers.count) timers (limits.max_timers); delete one first"))
-            }
-            do {
-                let machine = try TimerMachine(id: id, name: name ?? id, spec: newSpec, settings: configuration.timerSettings)
+            switch makeMachine(id: id, name: name ?? id, spec: newSpec) {
+            case .failure(let error): return .failure(error)
+            case .success(let machine):
                 timers[id] = TimerEntry(machine: machine, restore: .resume, persistedRevision: -1)
                 created = true
                 output.infoChanged = true
-            } catch {
-                return .failure(.init(.invalidSpec, error.message))
             }
         }
         var entry = timers[id]!
@@ -144,7 +140,7 @@ extension NodeEngine {
         switch result {
         case .success(let events):
             timers[id] = entry
-            output.timerChanged(id, events: events, forcePersist: created)
+            output.timerChanged(id, events: events)
             schedule(id)
             return .success(timerReply(id, now: now))
         case .failure(let error):
@@ -153,18 +149,15 @@ extension NodeEngine {
         }
     }
 
-    private func makeMachine(id: String, name: String, specJSON: JSONValue) -> Result<TimerMachine, ReplyError> {
+    /// A new timer, within `limits.max_timers`.
+    private func makeMachine(id: String, name: String, spec: TimerSpec) -> Result<TimerMachine, ReplyError> {
         guard timers.count < configuration.limits.maxTimers else {
             return .failure(.init(.tooManyTimers, "the node already has \(timers.count) timers (limits.max_timers); delete one first"))
         }
-        switch parseSpec(specJSON) {
-        case .failure(let error): return .failure(error)
-        case .success(let spec):
-            do {
-                return .success(try TimerMachine(id: id, name: name, spec: spec, settings: configuration.timerSettings))
-            } catch {
-                return .failure(.init(.invalidSpec, error.message))
-            }
+        do {
+            return .success(try TimerMachine(id: id, name: name, spec: spec, settings: configuration.timerSettings))
+        } catch {
+            return .failure(.init(.invalidSpec, error.message))
         }
     }
 

@@ -12,28 +12,23 @@ extension NodeEngine {
             logOnce(source, "a heart-rate reading could not be read; it is ignored", reason)
         case .outOfRange(let source, let bpm):
             logOnce(source, "a heart-rate reading outside 25…250 bpm is ignored", "\(bpm) bpm")
-        case .accepted(let source, let bpm, let changed):
+        case .accepted(let source, _, let changed):
             if let stale = heartRate.staleAt(source) { deadlines.set(.heartRate(source), at: stale) }
             guard changed else { return }
-            for id in timers(boundTo: source) {
-                output.heartRateTopics[id] = String(bpm)
-                // The retained state carries hr too: republish it, not only the plain topic.
-                output.timerChanged(id, events: [])
-            }
+            // Republishes the state and, if it changed, the plain `hr` topic (both carry hr).
+            for id in timers(boundTo: source) { output.timerChanged(id, events: []) }
         }
     }
 
-    /// The source went quiet for the staleness window: its timers show an empty `hr`.
+    /// The source went quiet for the staleness window: its timers show an empty `hr`
+    /// (the snapshot no longer has a reading, so `publishTimer` publishes it empty).
     func heartRateWentStale(_ source: String, now: Millis, into output: inout EngineOutput) {
         guard heartRate.current(source, now: now) == nil else {
             if let stale = heartRate.staleAt(source) { deadlines.set(.heartRate(source), at: stale) }
             return
         }
         logger.info("heart-rate source went stale", metadata: ["source": "\(source)"])
-        for id in timers(boundTo: source) {
-            output.heartRateTopics[id] = ""
-            output.timerChanged(id, events: [])
-        }
+        for id in timers(boundTo: source) { output.timerChanged(id, events: []) }
     }
 
     func timers(boundTo source: String) -> [String] {

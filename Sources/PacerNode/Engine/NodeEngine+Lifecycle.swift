@@ -35,7 +35,7 @@ extension NodeEngine {
                 let spec = try TimerSpec(json: timer.spec, presets: configuration.presets)
                 let machine = try TimerMachine(id: timer.id, name: timer.name, spec: spec, settings: configuration.timerSettings)
                 timers[timer.id] = TimerEntry(machine: machine, restore: timer.restore, persistedRevision: -1)
-                output.timerChanged(timer.id, events: [], forcePersist: true)
+                output.timerChanged(timer.id, events: [])
             } catch {
                 // The configuration was validated at load; this cannot happen unless it changed.
                 logger.error("declared timer is invalid", metadata: ["timer": "\(timer.id)", "error": "\(error)"])
@@ -43,8 +43,7 @@ extension NodeEngine {
         }
         logger.info("timers ready", metadata: ["count": "\(timers.count)"])
         rescheduleAll()
-        // Written now; published when the broker connection comes up (republishAll).
-        output.republishAll = true
+        // Written now; published when the broker connection comes up (the outbox check).
         await commitWithoutPublishing(output)
         pruneIfDue(now: now)
     }
@@ -80,13 +79,8 @@ extension NodeEngine {
         } else {
             events += machine.advance(to: now)
         }
-        // Never publish an event twice across restarts: drop any that the store already holds.
-        if let store {
-            events = events.filter { event in
-                guard !event.isCue else { return true }
-                return (try? store.hasEvent(timer: event.timer, type: event.type.rawValue, revision: event.revision)) != true
-            }
-        }
+        // An event the store already holds is ignored by its unique index, and restored events
+        // reach the broker only through the outbox, so none is published twice.
         timers[record.id] = TimerEntry(machine: machine, restore: policy, persistedRevision: record.revision)
         output.timerChanged(record.id, events: events)
         if !events.isEmpty {
@@ -106,17 +100,13 @@ extension NodeEngine {
     func connectionChanged(_ event: MQTTConnectionEvent, now: Millis, into output: inout EngineOutput) {
         switch event {
         case .connected(let sessionPresent):
-            connected = true
             logger.info("connected to the broker", metadata: ["broker": "\(configuration.broker.url)", "session_present": "\(sessionPresent)"])
             output.republishAll = true
         case .disconnected(let reason):
-            connected = false
             logger.warning("lost the broker connection; reconnecting", metadata: ["reason": "\(reason)"])
         case .refused(let error):
-            connected = false
             logger.error("the broker refused the connection", metadata: ["error": "\(error)"])
         case .loopExited(let error):
-            connected = false
             logger.critical("the MQTT network thread stopped", metadata: ["error": "\(error)"])
         }
     }

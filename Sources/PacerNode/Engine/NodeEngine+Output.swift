@@ -16,15 +16,14 @@ struct EngineOutput {
     /// Timers whose state may have changed, in first-touched order.
     private(set) var changedTimers: [String] = []
     private var changedSet: Set<String> = []
-    /// Timers whose anchors moved without a new revision (a clock jump): write them anyway.
+    /// Timers to write even without a new revision: a clock jump moves an idle timer's
+    /// cursors without one. (A new timer needs no flag: it has never been written.)
     private(set) var forcePersist: Set<String> = []
     /// Events in the order they happened.
     private(set) var events: [TimerEvent] = []
     var deletedTimers: [String] = []
     var replies: [Reply] = []
     var requests: [RequestRecord] = []
-    /// Plain `hr` values to publish: timer id → text ("" when unknown).
-    var heartRateTopics: [String: String] = [:]
     var infoChanged = false
     /// A (re)connect: publish every retained topic again.
     var republishAll = false
@@ -33,14 +32,11 @@ struct EngineOutput {
     /// Undo information for a command: if its write fails, nothing it changed may stay.
     var rollback: (timers: [String: NodeEngine.TimerEntry?], ledger: RequestLedger)?
 
-    /// Cues (countdown, halfway, alert) are published but not written: they would wear the
-    /// SD card and are never replayed after a restart anyway. Transitions are written first.
     mutating func timerChanged(_ id: String, events newEvents: [TimerEvent], forcePersist force: Bool = false) {
         if changedSet.insert(id).inserted { changedTimers.append(id) }
         if force { forcePersist.insert(id) }
         events += newEvents
     }
-
 }
 
 extension NodeEngine {
@@ -90,10 +86,6 @@ extension NodeEngine {
         }
         if !output.republishAll {
             for id in output.changedTimers where !isHeldByOutbox(id) { await publishTimer(id, now: now, force: false) }
-            for (id, value) in output.heartRateTopics.sorted(by: { $0.key < $1.key })
-            where !output.changedSet(contains: id) && !isHeldByOutbox(id) {
-                await publishPlain(id, topic: topics.timer(id).hr, value: value, force: false)
-            }
             if output.infoChanged { await publishInfo() }
         }
         for reply in output.replies {
@@ -135,6 +127,8 @@ extension NodeEngine {
                 timers[id] = entry
             }
         }
+        // Cues (countdown, halfway, alert) are published but not written: they would wear the
+        // SD card and are never replayed after a restart anyway.
         batch.appendEvents = output.events.filter { !$0.isCue }.map { event in
             EventRecord(seq: nil, timer: event.timer, type: event.type.rawValue, revision: event.revision,
                         dueMs: event.dueMs, atMs: event.atMs, payload: JSONCoding.encode(event.json), published: false)
@@ -261,8 +255,8 @@ extension NodeEngine {
                            restorePolicy: entry.restore.rawValue, updatedAtMs: now)
     }
 
-    /// One publish; failures are logged, never fatal (QoS 1 is queued by libmosquitto while
-    /// disconnected, and everything retained is republished on reconnect).
+    /// One publish; failures are logged, never fatal (the client keeps QoS 1 publishes made
+    /// while disconnected, and everything retained is republished on reconnect).
     func publish(to topic: String, _ payload: [UInt8], retain: Bool, properties: MQTTProperties = .none) async {
         do {
             try await client.publish(to: topic, payload: payload, qos: .atLeastOnce, retain: retain, properties: properties)
@@ -274,10 +268,6 @@ extension NodeEngine {
     static func errorBody(id: JSONValue, _ error: ReplyError) -> JSONValue {
         .object(["id": id, "ok": .bool(false), "error": .object(["code": .string(error.code.rawValue), "message": .string(error.message)])])
     }
-}
-
-extension EngineOutput {
-    func changedSet(contains id: String) -> Bool { changedSet.contains(id) }
 }
 
 /// The identity of an event in the store (its unique key).

@@ -41,7 +41,6 @@ actor NodeEngine {
     var ledger: RequestLedger
     var heartRate: HeartRateMonitor
     var deadlines = DeadlineQueue()
-    var connected = false
     /// Sources whose out-of-range readings were logged already (logged once each).
     var loggedHeartRateProblems: Set<String> = []
     var startedAtMs: Millis
