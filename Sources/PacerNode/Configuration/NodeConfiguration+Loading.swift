@@ -334,7 +334,7 @@ extension NodeConfiguration {
     }
 
     /// Parses `mqtt://host:port` / `mqtts://host:port` (port optional: 1883 / 8883).
-    static func parseBrokerURL(_ text: String) -> Result<(String, Int, Bool), BrokerURLError> {
+    static func parseBrokerURL(_ text: String) -> Result<(String, Int, Bool), Reason> {
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased() else {
             return .failure(.init("expected mqtt://HOST:PORT or mqtts://HOST:PORT, got '\(text)'"))
         }
@@ -352,7 +352,7 @@ extension NodeConfiguration {
         return .success((host, port, tls))
     }
 
-    static func readPasswordFile(_ path: String) -> Result<String, BrokerURLError> {
+    static func readPasswordFile(_ path: String) -> Result<String, Reason> {
         guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
             return .failure(.init("cannot read the password file \(path)"))
         }
@@ -363,7 +363,7 @@ extension NodeConfiguration {
 }
 
 /// A reason text, as an `Error` so it fits `Result`.
-struct BrokerURLError: Error, CustomStringConvertible {
+struct Reason: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
 }

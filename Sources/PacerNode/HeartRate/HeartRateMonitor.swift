@@ -85,7 +85,7 @@ struct HeartRateMonitor {
     }
 
     /// A plain number (`142`, `142.0`) or JSON with the value at a dotted field path.
-    static func parse(_ payload: [UInt8], field: [String]?) -> Result<Double, BrokerURLError> {
+    static func parse(_ payload: [UInt8], field: [String]?) -> Result<Double, Reason> {
         let text = String(decoding: payload, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         if field == nil || field?.isEmpty == true {
             if let v = Double(text) { return .success(v) }
