@@ -121,6 +121,16 @@ struct MachineTimingTests {
         #expect(m.snapshot(at: t0 + 99_000).display == "0:15")
     }
 
+    @Test("a segment 1 ms past a whole second flips its display 1 ms after the start")
+    func flipOneMillisecondAfterStart() throws {
+        var m = try makeMachine(["kind": "program", "segments": [["kind": "prepare", "duration": "1001ms"]]])
+        try m.send(startNow, now: t0)
+        #expect(m.snapshot(at: t0).display == "0:02")
+        #expect(m.nextDeadline(after: t0) == t0 + 1)
+        #expect(m.snapshot(at: t0 + 1).display == "0:01")
+        #expect(m.nextDeadline(after: t0 + 1) == t0 + 1_001)
+    }
+
     @Test func openEndedStopwatchTicksEverySecond() throws {
         var m = try makeMachine(.stopwatch())
         try m.send(startNow, now: t0 + 250)
