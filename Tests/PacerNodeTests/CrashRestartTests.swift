@@ -491,9 +491,12 @@ final class CrashRun {
     /// Every finished/expired the core predicts up to shortly before `endMs` was published
     /// exactly once (same due instant), and none was published that the core does not predict.
     func finalEventCheck(endMs: Millis) throws {
+        // The sweep ran after `endMs` was read: an event due in between may be among those
+        // seen, so the core's predictions must reach as far as the latest one seen.
+        let lastSeenDue = terminalEvents.values.flatMap { $0 }.compactMap { $0["due_ms"]?.int64 }.max() ?? endMs
         var predicted: [String: TimerEvent] = [:]
         for timer in timerIDs {
-            for event in models[timer]!.events(through: endMs) where event.type == .finished || event.type == .expired {
+            for event in models[timer]!.events(through: max(endMs, lastSeenDue)) where event.type == .finished || event.type == .expired {
                 predicted["\(timer)/\(event.type.rawValue)/\(event.revision)"] = event
             }
         }

@@ -104,6 +104,9 @@ extension NodeEngine {
             output.republishAll = true
         case .disconnected(let reason):
             logger.warning("lost the broker connection; reconnecting", metadata: ["reason": "\(reason)"])
+            // Events published shortly before the drop may not have left: leave them
+            // unmarked, for the outbox check of the next connect to settle.
+            publishedUnmarked.removeAll()
         case .refused(let error):
             logger.error("the broker refused the connection", metadata: ["error": "\(error)"])
         case .loopExited(let error):

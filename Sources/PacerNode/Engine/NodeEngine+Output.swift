@@ -50,11 +50,14 @@ extension NodeEngine {
         var seqs: [Int64] = []
         /// Events the store already held (a replay): never published a second time.
         var duplicates: Set<EventKey> = []
+        /// Events written to the outbox by this commit.
+        var written: Set<EventKey> = []
         if let store, !batch.isEmpty {
             do {
                 let result = try store.commit(batch)
                 seqs = result.appended.compactMap(\.seq)
-                duplicates = Set(result.duplicates.map { EventKey(timer: $0.timer, type: $0.type, revision: $0.revision, dueMs: $0.dueMs) })
+                duplicates = Set(result.duplicates.map(EventKey.init))
+                written = Set(result.appended.map(EventKey.init))
             } catch {
                 logger.error("could not write to the database; the change is not applied", metadata: ["error": "\(error)"])
                 if let rollback = output.rollback {
@@ -77,8 +80,16 @@ extension NodeEngine {
         }
 
         if output.republishAll { await publishEverything(now: now) }
-        for event in output.events
-        where !duplicates.contains(EventKey(timer: event.timer, type: event.type.rawValue, revision: event.revision, dueMs: event.dueMs)) {
+        // While disconnected, events are not handed to the client's in-memory queue, where a
+        // crash during a long outage would lose them: the written ones stay in the outbox,
+        // whose check publishes them on the next connect; cues are for a moment that passes
+        // (a beep due now), so they are dropped. Only a transition that could not be written
+        // is queued in memory, its best remaining chance.
+        let connected = client.isConnected
+        for event in output.events {
+            let key = EventKey(event)
+            if duplicates.contains(key) { continue }
+            if !connected && (event.isCue || written.contains(key)) { continue }
             await publish(to: topics.timer(event.timer).event, JSONCoding.encode(event.json), retain: false)
         }
         for id in output.deletedTimers {
@@ -96,7 +107,8 @@ extension NodeEngine {
         if output.resolveOutbox { await resolveOutbox(now: now) }
         if !batch.isEmpty { pruneIfDue(now: now) }
         // Marked published later, in the batch of a later write (see markPublishedDelayMs).
-        if store != nil { publishedUnmarked += seqs.map { ($0, now) } }
+        // Unpublished ones (disconnected) stay unmarked for the outbox check.
+        if store != nil && connected { publishedUnmarked += seqs.map { ($0, now) } }
     }
 
     /// How long a published event waits before it is marked published in the store.
@@ -276,4 +288,14 @@ struct EventKey: Hashable {
     var type: String
     var revision: Int
     var dueMs: Millis
+}
+
+extension EventKey {
+    init(_ event: TimerEvent) {
+        self.init(timer: event.timer, type: event.type.rawValue, revision: event.revision, dueMs: event.dueMs)
+    }
+
+    init(_ record: EventRecord) {
+        self.init(timer: record.timer, type: record.type, revision: record.revision, dueMs: record.dueMs)
+    }
 }
