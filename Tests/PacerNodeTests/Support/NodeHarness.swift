@@ -18,6 +18,12 @@ struct NodeOptions: Sendable {
     var probeFilters: [String] = []
     /// Whether `start` launches the process (false: the test calls `launch()` itself).
     var launch = true
+    /// Extra environment variables for the node process.
+    var environment: [String: String] = [:]
+    /// A command that runs the node (e.g. `setpriv` with another user): the process
+    /// launched is `commandPrefix[0]` with the rest of it, then the pacer executable and
+    /// its arguments.
+    var commandPrefix: [String] = []
 
     init(config: String = "", brokerPort: Int? = nil, mqttVersion: String? = nil, logLevel: String = "info",
          probeFilters: [String] = [], launch: Bool = true) {
@@ -104,7 +110,10 @@ final class TestNode: Sendable {
     /// Launches the process (again, with the same data directory) and waits until it is online.
     func launch(waitOnline: Bool = true) async throws {
         let start = probe.count
-        let process = try TestProcess.launch(try PacerExecutable.require(), arguments, outputFile: logFile)
+        let executable = try PacerExecutable.require()
+        let command = options.commandPrefix + [executable] + arguments
+        let process = try TestProcess.launch(command[0], Array(command.dropFirst()), outputFile: logFile,
+                                             environment: options.environment)
         current.withLock { $0 = process }
         guard waitOnline else { return }
         try await self.waitOnline(from: start, process: process)
