@@ -25,9 +25,9 @@ public final class TestProcess: Sendable {
     private let watchdog = Mutex<Int32?>(nil)
 
     /// Starts `executable` with `arguments`; stdout and stderr are appended to `outputFile`.
-    /// - Parameter environment: variables set (or replaced) in the child, over this process's.
+    /// - Parameter environment: the child's whole environment; nil: this process's.
     public static func launch(
-        _ executable: String, _ arguments: [String], outputFile: URL, environment: [String: String] = [:]
+        _ executable: String, _ arguments: [String], outputFile: URL, environment: [String: String]? = nil
     ) throws -> TestProcess {
         let pid = try spawn(executable, arguments, outputPath: outputFile.path, environment: environment)
         let process = TestProcess(pid: pid, outputFile: outputFile)
@@ -42,7 +42,7 @@ public final class TestProcess: Sendable {
 
     /// posix_spawn with a clean signal state and only stdin/stdout/stderr.
     private static func spawn(
-        _ executable: String, _ arguments: [String], outputPath: String, environment: [String: String]
+        _ executable: String, _ arguments: [String], outputPath: String, environment: [String: String]?
     ) throws -> Int32 {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -66,9 +66,8 @@ public final class TestProcess: Sendable {
 
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
-        var merged = ProcessInfo.processInfo.environment
-        merged.merge(environment) { _, new in new }
-        let envp = merged.sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        let variables = environment ?? ProcessInfo.processInfo.environment
+        let envp = variables.sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { envp.forEach { free($0) } }
         var pid: pid_t = 0
         let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
@@ -101,7 +100,7 @@ public final class TestProcess: Sendable {
             while kill -0 \(parent) 2>/dev/null && kill -0 \(child) 2>/dev/null; do sleep 1; done
             if ! kill -0 \(parent) 2>/dev/null; then kill -TERM \(child) 2>/dev/null; sleep 2; kill -KILL \(child) 2>/dev/null; fi
             """
-        return try spawn("/bin/sh", ["-c", script], outputPath: "/dev/null", environment: [:])
+        return try spawn("/bin/sh", ["-c", script], outputPath: "/dev/null", environment: nil)
     }
 
     /// Whether the process is still running (reaps it once it has exited).

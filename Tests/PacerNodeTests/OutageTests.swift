@@ -31,6 +31,8 @@ struct OutageTests {
                 }
                 try await Task.sleep(for: .milliseconds(500))
                 await broker.stop()
+                // The node sees the broker go at once (a closed socket), long before `a` ends.
+                #expect(await node.process?.waitForOutput(containing: "lost the broker connection", timeout: .seconds(10)) == true)
                 // Both finish while the broker is away (b 4.5 s after it stopped).
                 let bDue = try #require(due["b"])
                 try await Task.sleep(for: .milliseconds(Int(max(0, bDue - wallNowMs()) + 1_500)))
@@ -44,9 +46,10 @@ struct OutageTests {
                 }
 
                 for timer in ["a", "b"] {
-                    let finished = try await node.waitForEvent(timer, "finished", from: back, timeout: .seconds(15)).json!
+                    // The node retries with a capped backoff: it may take a while to notice the broker is back.
+                    let finished = try await node.waitForEvent(timer, "finished", from: back, timeout: .seconds(40)).json!
                     #expect(finished["due_ms"]?.int64 == due[timer], "\(finished)")
-                    try await node.waitForState(timer, from: back, timeout: .seconds(15)) { $0["status"] == "finished" }
+                    try await node.waitForState(timer, from: back, timeout: .seconds(20)) { $0["status"] == "finished" }
                 }
                 // Give any second copy (an in-memory queue, an outbox resend) time to arrive.
                 try await Task.sleep(for: .seconds(3))

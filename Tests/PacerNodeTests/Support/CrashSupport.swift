@@ -90,9 +90,7 @@ extension TestNode {
 
     /// SIGKILLs the running process (no clean shutdown) and waits until it is gone.
     func kill() async {
-        guard let process else { return }
-        process.send(SIGKILL)
-        await process.waitForExit(timeout: .seconds(10))
+        await process?.kill()
     }
 }
 

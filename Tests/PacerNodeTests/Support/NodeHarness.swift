@@ -18,7 +18,9 @@ struct NodeOptions: Sendable {
     var probeFilters: [String] = []
     /// Whether `start` launches the process (false: the test calls `launch()` itself).
     var launch = true
-    /// Extra environment variables for the node process.
+    /// Extra environment variables for the node process. (It inherits the test's
+    /// environment without any `PACER_…` variable: a CI machine's settings must not
+    /// reconfigure the nodes under test.)
     var environment: [String: String] = [:]
     /// A command that runs the node (e.g. `setpriv` with another user): the process
     /// launched is `commandPrefix[0]` with the rest of it, then the pacer executable and
@@ -112,8 +114,9 @@ final class TestNode: Sendable {
         let start = probe.count
         let executable = try PacerExecutable.require()
         let command = options.commandPrefix + [executable] + arguments
+        let inherited = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PACER_") }
         let process = try TestProcess.launch(command[0], Array(command.dropFirst()), outputFile: logFile,
-                                             environment: options.environment)
+                                             environment: inherited.merging(options.environment) { _, new in new })
         current.withLock { $0 = process }
         guard waitOnline else { return }
         try await self.waitOnline(from: start, process: process)
