@@ -31,6 +31,12 @@ enum DataDirectory {
         String(cString: strerror(code))
     }
 
+    /// " (owner uid N, this process runs as uid M)" for an existing file, else "".
+    static func ownerNote(_ file: String) -> String {
+        var info = stat()
+        return stat(file, &info) == 0 ? " (owner uid \(info.st_uid), this process runs as uid \(geteuid()))" : ""
+    }
+
     static func isDirectory(_ path: String) -> Bool? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
@@ -79,9 +85,7 @@ enum DataDirectory {
         for file in [path] + companionSuffixes.map({ path + $0 }) where exists(file) {
             if isRegularFile(file), access(file, R_OK | W_OK) != 0 {
                 let reason = errnoText()
-                var info = stat()
-                let owner = stat(file, &info) == 0 ? " (owner uid \(info.st_uid), this process runs as uid \(geteuid()))" : ""
-                throw StoreError(.readOnly, "database file \(file) cannot be written: \(reason)\(owner); fix its owner or permissions, or choose another --data-dir")
+                throw StoreError(.readOnly, "database file \(file) cannot be written: \(reason)\(ownerNote(file)); fix its owner or permissions, or choose another --data-dir")
             }
         }
     }
@@ -151,7 +155,12 @@ enum DataDirectory {
         let path = directory + "/" + lockName
         let fd = posixOpen(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            throw StoreError(.directory, "cannot create lock file \(path): \(errnoText()); choose another data directory with --data-dir")
+            let code = errno
+            if exists(path) {
+                // Typically a data directory first used by another user (pacer run as root once).
+                throw StoreError(.directory, "cannot open lock file \(path): \(errnoText(code))\(ownerNote(path)); give the data directory and its files to the user Pacer runs as (chown -R), or choose another data directory with --data-dir")
+            }
+            throw StoreError(.directory, "cannot create lock file \(path): \(errnoText(code)); choose another data directory with --data-dir")
         }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let code = errno

@@ -26,6 +26,8 @@ struct NodeOptions: Sendable {
     /// launched is `commandPrefix[0]` with the rest of it, then the pacer executable and
     /// its arguments.
     var commandPrefix: [String] = []
+    /// The pacer executable to run (nil: the one built beside the tests).
+    var executable: String?
 
     init(config: String = "", brokerPort: Int? = nil, mqttVersion: String? = nil, logLevel: String = "info",
          probeFilters: [String] = [], launch: Bool = true) {
@@ -112,7 +114,7 @@ final class TestNode: Sendable {
     /// Launches the process (again, with the same data directory) and waits until it is online.
     func launch(waitOnline: Bool = true) async throws {
         let start = probe.count
-        let executable = try PacerExecutable.require()
+        let executable = try options.executable ?? PacerExecutable.require()
         let command = options.commandPrefix + [executable] + arguments
         let inherited = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PACER_") }
         let process = try TestProcess.launch(command[0], Array(command.dropFirst()), outputFile: logFile,
