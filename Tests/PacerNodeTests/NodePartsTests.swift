@@ -42,11 +42,22 @@ import Testing
 }
 
 @Suite struct NodeClockTests {
+    /// A wall clock that advances with the monotonic clock, as a real one does (NodeClock's
+    /// monotonic clock cannot be injected), from 1_000_000 ms, plus the steps made with `step`.
+    /// The timeline and this clock move together however long the test thread is descheduled
+    /// between two lines; only the steps make them differ.
     final class FakeWall: Sendable {
-        let value = Mutex<Millis>(1_000_000)
-        func read() -> Millis { value.withLock { $0 } }
-        func step(_ delta: Millis) { value.withLock { $0 += delta } }
+        let origin = ContinuousClock.now
+        let stepped = Mutex<Millis>(0)
+        func read() -> Millis { 1_000_000 + stepped.withLock { $0 } + NodeClock.milliseconds(origin.duration(to: .now)) }
+        func step(_ delta: Millis) { stepped.withLock { $0 += delta } }
     }
+
+    /// How far apart the timeline and the fake wall clock may read without a step: NodeClock reads
+    /// its monotonic clock and the wall clock one after the other (at its start and in each
+    /// check), and each reading is truncated to the millisecond. Far below the 1 s threshold
+    /// unless the thread is descheduled right between two of those reads.
+    static let readSlackMs: Millis = 500
 
     @Test func aWallClockStepIsReportedOnceAndReanchors() {
         let wall = FakeWall()
@@ -56,8 +67,12 @@ import Testing
         wall.step(3_600_000)  // NTP steps the clock an hour forward
         let delta = clock.checkForJump()
         #expect(delta != nil)
-        #expect(abs((delta ?? 0) - 3_600_000) < 100)
-        #expect(clock.now() - before >= 3_600_000)
+        #expect(abs((delta ?? 0) - 3_600_000) <= Self.readSlackMs, "\(delta ?? 0)")
+        // Re-anchored: the timeline moved by the step (plus the time that passed), and follows
+        // the wall clock from there without another report.
+        #expect(clock.now() - before >= 3_600_000, "\(clock.now() - before)")
+        let (wallBefore, now, wallAfter) = (wall.read(), clock.now(), wall.read())
+        #expect(now >= wallBefore - 1 && now <= wallAfter + Self.readSlackMs, "\(wallBefore) \(now) \(wallAfter)")
         #expect(clock.checkForJump() == nil)
     }
 
@@ -65,6 +80,8 @@ import Testing
         let wall = FakeWall()
         var clock = NodeClock(wall: { wall.read() }, jumpThresholdMs: 1_000)
         wall.step(500)
+        #expect(clock.checkForJump() == nil)
+        wall.step(-900)  // 400 ms behind the timeline now
         #expect(clock.checkForJump() == nil)
     }
 

@@ -263,8 +263,8 @@ struct StorageRecoveryTests {
         let config = """
             timing: {auto_dismiss: 5m}
             timers:
-              - {id: egg, name: Egg, spec: {kind: countdown, duration: 2s}}
-              - {id: nap, name: Nap, spec: {kind: rest, duration: 2s, ack: true}}
+              - {id: egg, name: Egg, spec: {kind: countdown, duration: 5s}}
+              - {id: nap, name: Nap, spec: {kind: rest, duration: 5s, ack: true}}
             """
         try await withNode(.init(config: config)) { node in
             var due: [String: Millis] = [:]
@@ -275,10 +275,14 @@ struct StorageRecoveryTests {
             }
             try await Task.sleep(for: .milliseconds(300))
             await node.kill()
-            // Down for 4.5 s: both reach zero more than the lag window (2 s) before the node is
-            // back. (An event due less than the lag window ago is not late: the core's rule,
-            // docs/timer-core.md "Late events"; it carries no late_ms.)
-            try await Task.sleep(for: .milliseconds(4_500))
+            // Killed before either reached zero (5 s leave room for a loaded machine): nothing
+            // was published for it live.
+            let live = node.events("egg").filter { $0["type"] == "finished" } + node.events("nap").filter { $0["type"] == "expired" }
+            try #require(live.isEmpty, "the node was killed only after a timer reached zero, so this run tests nothing: \(live)")
+            // Down until 2.5 s after both reached zero: more than the lag window (2 s) before the
+            // node is back. (An event due less than the lag window ago is not late: the core's
+            // rule, docs/timer-core.md "Late events"; it carries no late_ms.)
+            try await Task.sleep(until: waitTarget(due.values.max()! + 2_500))
             let restartMs = wallNowMs()
             let restart = node.probe.count
             try await node.launch()
@@ -306,6 +310,9 @@ struct StorageRecoveryTests {
             let last = node.probe.count
             try await node.launch()
             try await Task.sleep(for: .seconds(2))
+            // The restored states are out (held back while an outbox check runs): anything this
+            // run would publish for these timers came before them.
+            for timer in ["egg", "nap"] { try await node.waitForState(timer, from: last) { _ in true } }
             try await node.barrier()
             #expect(node.events("egg").filter { $0["type"] == "finished" }.count == 1, "\(node.events("egg"))")
             #expect(node.events("nap").filter { $0["type"] == "expired" }.count == 1, "\(node.events("nap"))")
@@ -350,8 +357,18 @@ struct StorageRecoveryTests {
                     try await Task.sleep(for: .milliseconds(1))
                 }
                 await node.kill()
+                let final = node.probe.count
                 try await node.launch()
-                try await Task.sleep(for: .seconds(2))
+                // Wait until this run has settled egg: its restored state goes out only after the
+                // outbox check is decided, after any event that check publishes (on the same
+                // connection, so the probe gets them in that order); then a short settle.
+                let online = try await node.probe.waitFor(node.topic("status"), from: final) { $0.text == "online" }
+                let onlineIndex = node.probe.all[final...].firstIndex { $0.topic == online.topic && $0.text == "online" } ?? final
+                try await node.waitForState("egg", from: onlineIndex) { $0["revision"]?.int ?? 0 > revision }
+                _ = try? await node.probe.waitFor(node.topic("egg", "event"), timeout: .seconds(10)) {
+                    $0.json?["type"] == "finished" && ($0.json?["revision"]?.int ?? 0) > revision
+                }
+                try await Task.sleep(for: .milliseconds(300))
                 try await node.barrier()
                 let records = node.probe.all
                 let copies = records.indices.filter {

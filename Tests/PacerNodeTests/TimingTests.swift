@@ -4,13 +4,18 @@ import Testing
 
 /// Real time: a whole interval run, the lag window of `at`, simultaneous deadlines.
 ///
-/// Bounds are generous (the machine is shared and loaded) but one-sided where it matters:
-/// the node must never emit an event before it is due, and due instants are exact
-/// (anchored timing), so those are compared to the millisecond.
+/// Bounds are one-sided where it matters: the node must never emit an event before it is due,
+/// and due instants are exact (anchored timing), so those are compared to the millisecond.
+/// How late the node handled an event is its own `at_ms - due_ms`, bounded tightly; only the
+/// instant a message reached the probe is bounded loosely (see `arrivalBound`).
 @Suite("Timing against the real clock")
 struct TimingTests {
-    /// How late an event may reach the probe on a loaded 2-core machine.
-    static let deliveryBound: Int64 = 1_500
+    /// How late the node may emit an event after it was due (`at_ms - due_ms`, node-side).
+    static let nodeLateBound: Int64 = 1_000
+    /// How late a message may reach the probe after it was due. The probe stamps arrival on the
+    /// shared cooperative pool, which tests blocking elsewhere in the process can stall for
+    /// seconds on a loaded 2-core machine.
+    static let arrivalBound: Int64 = 5_000
 
     @Test("a Tabata-style interval run, phase by phase, from the event and phase topics")
     func tabataRun() async throws {
@@ -34,7 +39,8 @@ struct TimingTests {
                 let due = try #require(event["due_ms"]?.int64)
                 let at = try #require(event["at_ms"]?.int64)
                 #expect(at >= due, "\(event["type"] ?? nil) was emitted \(due - at) ms before it was due")
-                #expect(item.wallMs - due <= Self.deliveryBound, "\(event["type"] ?? nil) arrived \(item.wallMs - due) ms late")
+                #expect(at - due <= Self.nodeLateBound, "\(event["type"] ?? nil) was emitted \(at - due) ms late")
+                #expect(item.wallMs - due <= Self.arrivalBound, "\(event["type"] ?? nil) arrived \(item.wallMs - due) ms late")
                 #expect(event["timer"] == "tabata")
             }
 
@@ -72,12 +78,12 @@ struct TimingTests {
             #expect(node.probe.messages(on: node.topic("tabata", "phase"), from: start).map(\.text)
                     == ["prepare", "work", "rest", "work", "rest", "work", "finished"])
             #expect(node.probe.messages(on: node.topic("tabata", "round"), from: start).map(\.text) == ["2", "3"])
-            for item in node.probe.messages(on: node.topic("tabata", "phase"), from: start).dropFirst() {
-                // Each phase flip reaches the probe within the bound of its instant.
-                let offsets: [String: [Int64]] = ["work": [2_000, 5_000, 8_000], "rest": [4_000, 7_000], "finished": [10_000]]
-                let nearest = offsets[item.text, default: []].map { t0 + $0 }.min { abs(item.wallMs - $0) < abs(item.wallMs - $1) }
-                let due = try #require(nearest, "unexpected phase \(item.text)")
-                #expect(item.wallMs >= due - 30 && item.wallMs - due <= Self.deliveryBound, "\(item.text) at +\(item.wallMs - t0) ms")
+            // Each phase flip (in the order checked above) reaches the probe not before its instant,
+            // and within the arrival bound.
+            let phaseDues: [Int64] = [2_000, 4_000, 5_000, 7_000, 8_000, 10_000]
+            for (item, offset) in zip(node.probe.messages(on: node.topic("tabata", "phase"), from: start).dropFirst(), phaseDues) {
+                let due = t0 + offset
+                #expect(item.wallMs >= due - 30 && item.wallMs - due <= Self.arrivalBound, "\(item.text) due at +\(offset) arrived at +\(item.wallMs - t0) ms")
             }
             let final = try #require(node.state("tabata"))
             #expect(final["status"] == "finished")
@@ -89,7 +95,17 @@ struct TimingTests {
 
     @Test("`at` inside the lag window takes effect as of `at`; older is clamped to the window, future to now")
     func lagWindow() async throws {
-        try await withNode { node in
+        // A 10 s lag window (the default is 2 s): an `at` a second old must still be inside it
+        // when the node handles the command, however long the test was descheduled in between.
+        try await withNode(.init(config: "timing: {lag_window: 10s}\n")) { node in
+            // A start as of 30 s ago is clamped to the window: the timer started 10 s before the
+            // node's now. (It is the timer the older `at` below is tried on: an `at` is never
+            // taken before the timer's last change, so that timer must be older than the window.)
+            let oldStarted = try await node.send(["action": "start", "start_at": .int(wallNowMs() - 30_000), "spec": ["kind": "countdown", "duration": "60s"]], timer: "old")
+            let tOld = try #require(oldStarted.state?["started_at_ms"]?.int64, "\(oldStarted)")
+            #expect(oldStarted.status == "running", "\(oldStarted)")
+            #expect(tOld == (oldStarted.state?["as_of_ms"]?.int64 ?? 0) - 10_000, "a start_at 30 s ago is not clamped to now - 10 s: \(oldStarted)")
+
             let started = try await node.send(["action": "start", "spec": ["kind": "countdown", "duration": "60s"]], timer: "lag")
             let t0 = try #require(started.state?["started_at_ms"]?.int64)
             try await Task.sleep(until: waitTarget(t0 + 1_500))
@@ -110,23 +126,22 @@ struct TimingTests {
             #expect(resumed.state?["ends_at_ms"]?.int64 == at2 + remaining, "\(resumed)")
             #expect(try await node.waitForEvent("lag", "resumed", from: start).json?["due_ms"]?.int64 == at2)
 
-            // Outside the window (10 s ago): clamped to now - 2 s.
-            try await Task.sleep(until: waitTarget(at2 + 2_500))
+            // Outside the window (30 s ago): clamped to now - 10 s.
             start = node.probe.count
             let sent = wallNowMs()
-            let old = try await node.send(["action": "pause", "at": .int(sent - 10_000)], timer: "lag")
+            let old = try await node.send(["action": "pause", "at": .int(sent - 30_000)], timer: "old")
             let answered = wallNowMs()
-            let oldEvent = try #require(try await node.waitForEvent("lag", "paused", from: start).json)
+            let oldEvent = try #require(try await node.waitForEvent("old", "paused", from: start).json)
             let due = try #require(oldEvent["due_ms"]?.int64)
             let at = try #require(oldEvent["at_ms"]?.int64)
-            #expect(at - due == 2_000, "effective instant \(due) is not the node's now \(at) - 2 s")
-            #expect(due >= sent - 2_000 - 5 && due <= answered - 2_000 + 5)
-            #expect(old.state?["remaining_ms"]?.int64 == remaining - (due - at2), "\(old)")
+            #expect(at - due == 10_000, "effective instant \(due) is not the node's now \(at) - 10 s")
+            #expect(due >= sent - 10_000 - 5 && due <= answered - 10_000 + 5)
+            #expect(old.state?["remaining_ms"]?.int64 == 60_000 - (due - tOld), "\(old)")
 
             // In the future: clamped to now.
             start = node.probe.count
-            _ = try await node.send(["action": "resume", "at": .int(wallNowMs() + 10_000)], timer: "lag")
-            let futureEvent = try #require(try await node.waitForEvent("lag", "resumed", from: start).json)
+            _ = try await node.send(["action": "resume", "at": .int(wallNowMs() + 10_000)], timer: "old")
+            let futureEvent = try #require(try await node.waitForEvent("old", "resumed", from: start).json)
             #expect(futureEvent["due_ms"]?.int64 == futureEvent["at_ms"]?.int64)
 
             // finish and skip take effect as of `at` too.
@@ -134,9 +149,9 @@ struct TimingTests {
             try await Task.sleep(until: waitTarget(resumedAt + 1_000))
             start = node.probe.count
             let at3 = wallNowMs() - 700
-            let finished = try await node.send(["action": "finish", "at": .int(at3)], timer: "lag")
+            let finished = try await node.send(["action": "finish", "at": .int(at3)], timer: "old")
             #expect(finished.status == "finished", "\(finished)")
-            let finishedEvent = try #require(try await node.waitForEvent("lag", "finished", from: start).json)
+            let finishedEvent = try #require(try await node.waitForEvent("old", "finished", from: start).json)
             #expect(finishedEvent["finished_at_ms"]?.int64 == at3)
             #expect(finishedEvent["reason"] == "finished")
 
@@ -172,8 +187,10 @@ struct TimingTests {
             ])
             for item in received {
                 let due = try #require(item.json?["due_ms"]?.int64)
-                #expect(try #require(item.json?["at_ms"]?.int64) >= due, "emitted before due: \(item.text)")
-                #expect(item.wallMs - due <= Self.deliveryBound, "\(item.text) arrived \(item.wallMs - due) ms late")
+                let at = try #require(item.json?["at_ms"]?.int64)
+                #expect(at >= due, "emitted before due: \(item.text)")
+                #expect(at - due <= Self.nodeLateBound, "emitted \(at - due) ms late: \(item.text)")
+                #expect(item.wallMs - due <= Self.arrivalBound, "\(item.text) arrived \(item.wallMs - due) ms late")
             }
             #expect(node.probe.messages(on: node.topic("oven", "phase"), from: start).map(\.text) == ["countdown", "expired", "finished"])
         }
@@ -185,8 +202,9 @@ struct TimingTests {
             _ = try await node.send(["action": "create", "timer": "long", "spec": ["kind": "countdown", "duration": "3s"]])
             _ = try await node.send(["action": "create", "timer": "short", "spec": ["kind": "countdown", "duration": "2s"]])
             let start = node.probe.count
-            // Synchronised starts one second apart: both end at s + 3 s.
-            let s = wallNowMs() + 2_500
+            // Synchronised starts one second apart: both end at s + 3 s. (s is far enough ahead for
+            // both starts to be handled before it, even on a loaded machine.)
+            let s = wallNowMs() + 5_000
             let long = try await node.send(["action": "start", "start_at": .int(s)], timer: "long")
             let short = try await node.send(["action": "start", "start_at": .int(s + 1_000)], timer: "short")
             #expect(long.status == "scheduled" && short.status == "scheduled", "\(long) \(short)")
@@ -194,15 +212,16 @@ struct TimingTests {
             try await node.probe.waitFor(node.topic("long", "phase"), from: start) { $0.text == "scheduled" }
             #expect(try await node.waitForEvent("short", "scheduled", from: start).json?["start_at_ms"]?.int64 == s + 1_000)
 
-            let a = try await node.waitForEvent("long", "finished", from: start, timeout: .seconds(15))
-            let b = try await node.waitForEvent("short", "finished", from: start, timeout: .seconds(15))
+            let a = try await node.waitForEvent("long", "finished", from: start, timeout: .seconds(20))
+            let b = try await node.waitForEvent("short", "finished", from: start, timeout: .seconds(20))
             for (item, id, startAt) in [(a, "long", s), (b, "short", s + 1_000)] {
                 let event = try #require(item.json)
                 #expect(event["due_ms"]?.int64 == s + 3_000, "\(id): \(event)")
                 #expect(event["finished_at_ms"]?.int64 == s + 3_000)
                 #expect(event["reason"] == "completed")
-                #expect(try #require(event["at_ms"]?.int64) >= s + 3_000)
-                #expect(item.wallMs - (s + 3_000) <= Self.deliveryBound)
+                let at = try #require(event["at_ms"]?.int64)
+                #expect(at >= s + 3_000 && at - (s + 3_000) <= Self.nodeLateBound, "\(id): \(event)")
+                #expect(item.wallMs - (s + 3_000) <= Self.arrivalBound, "\(id): arrived \(item.wallMs - (s + 3_000)) ms late")
                 let started = try #require(try await node.waitForEvent(id, "started", from: start).json)
                 #expect(started["due_ms"]?.int64 == startAt)
                 // The event goes out before the retained topics: wait for the phase, don't race it.
