@@ -144,16 +144,14 @@ final class MQTTClientCore: @unchecked Sendable {
     }
 
     private func configureTLS(_ tls: MQTTTLSConfiguration) throws(MQTTError) {
+        // Missing, unreadable, non-PEM or encrypted files fail here, not after a TCP connect.
+        try tls.checkFiles()
         var caDirectory = tls.caDirectory
         if tls.caFile == nil && tls.caDirectory == nil {
             let rc = mosquitto_int_option(mosq, MOSQ_OPT_TLS_USE_OS_CERTS, 1)
             if rc != MOSQ_ERR_SUCCESS.rawValue { throw MQTTError.mosquitto(rc, "enabling the system CA store") }
             // mosquitto_tls_set needs a CA location when a client certificate is given.
             if tls.certificateFile != nil { caDirectory = "/etc/ssl/certs" } else { return setInsecure(tls) }
-        }
-        for path in [tls.caFile, tls.certificateFile, tls.keyFile].compactMap({ $0 })
-        where !FileManager.default.isReadableFile(atPath: path) {
-            throw MQTTError(.tls, "the TLS file \(path) does not exist or cannot be read")
         }
         let rc = mosquitto_tls_set(mosq, tls.caFile, caDirectory, tls.certificateFile, tls.keyFile, nil)
         if rc != MOSQ_ERR_SUCCESS.rawValue {
@@ -269,7 +267,12 @@ final class MQTTClientCore: @unchecked Sendable {
                     if let stopDeadline, ContinuousClock.now >= stopDeadline { break }
                 }
             }
-            let action = state.withLock { $0.connectionEnded(rc: rc, errno: savedErrno, connectFailed: connectFailed) }
+            var action = state.withLock { $0.connectionEnded(rc: rc, errno: savedErrno, connectFailed: connectFailed) }
+            if case .failure(let error) = action.result, error.code == .tls {
+                // What connect() throws: say so when the client certificate is the problem.
+                action.result = .failure(
+                    MQTTError.withClientCertificateAdvice(error, certificateConfigured: configuration.tls?.certificateFile != nil))
+            }
             for waiter in action.orphanedAcks { waiter.fulfil(.success(())) }
             for event in action.events { yield(event) }
             for waiter in action.waiters { waiter.fulfil(action.result) }

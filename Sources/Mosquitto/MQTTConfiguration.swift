@@ -1,3 +1,5 @@
+import Foundation
+
 /// TLS settings for the broker connection.
 public struct MQTTTLSConfiguration: Sendable, Hashable {
     /// A PEM file of CA certificates to trust. When both this and ``caDirectory`` are
@@ -23,6 +25,52 @@ public struct MQTTTLSConfiguration: Sendable, Hashable {
         self.certificateFile = certificateFile
         self.keyFile = keyFile
         self.verifyHostname = verifyHostname
+    }
+
+    /// Checks the TLS files in `MQTTClient.init`, before any network I/O, with a message
+    /// that names the setting and the path.
+    ///
+    /// libmosquitto's `mosquitto_tls_set` only checks that the files open; it loads them
+    /// after the TCP connect, and then reports a bad certificate or key with OpenSSL's text
+    /// alone ("PEM routines::no start line"), and an encrypted key makes OpenSSL ask for a
+    /// passphrase on the terminal. So: every file must exist and be readable; the client
+    /// certificate must hold a PEM certificate and the key an unencrypted PEM private key.
+    /// (Whether the key belongs to the certificate needs OpenSSL; that shows at connect.)
+    func checkFiles() throws(MQTTError) {
+        if let caFile {
+            _ = try Self.read(caFile, "the CA file (caFile / ca_file)")
+        }
+        if let certificateFile {
+            let what = "the client certificate file (certificateFile / cert_file)"
+            let text = try Self.read(certificateFile, what)
+            if !text.contains("-----BEGIN CERTIFICATE-----") {
+                let swapped = text.contains("PRIVATE KEY-----") ? "; it holds a private key: are the certificate and key files swapped?" : ""
+                throw MQTTError(.tls, "\(what) \(certificateFile) holds no PEM certificate (-----BEGIN CERTIFICATE-----)\(swapped)")
+            }
+        }
+        if let keyFile {
+            let what = "the client key file (keyFile / key_file)"
+            let text = try Self.read(keyFile, what)
+            if text.contains("ENCRYPTED PRIVATE KEY-----") || text.contains("Proc-Type: 4,ENCRYPTED") {
+                throw MQTTError(.tls, "\(what) \(keyFile) is encrypted; a passphrase cannot be given: decrypt it, e.g. openssl pkey -in \(keyFile) -out <new file>, and keep that file readable only by the node's user")
+            }
+            if !(text.contains("-----BEGIN ") && text.contains("PRIVATE KEY-----")) {
+                let swapped = text.contains("-----BEGIN CERTIFICATE-----") ? "; it holds a certificate: are the certificate and key files swapped?" : ""
+                throw MQTTError(.tls, "\(what) \(keyFile) holds no PEM private key (-----BEGIN ... PRIVATE KEY-----)\(swapped)")
+            }
+        }
+    }
+
+    private static func read(_ path: String, _ what: String) throws(MQTTError) -> String {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw MQTTError(.tls, "\(what) \(path) does not exist")
+        }
+        if isDirectory.boolValue { throw MQTTError(.tls, "\(what) \(path) is a directory, not a file") }
+        guard FileManager.default.isReadableFile(atPath: path), let data = FileManager.default.contents(atPath: path) else {
+            throw MQTTError(.tls, "\(what) \(path) cannot be read; check its permissions for the user this process runs as")
+        }
+        return String(decoding: data, as: UTF8.self)
     }
 }
 

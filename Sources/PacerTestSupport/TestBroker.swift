@@ -16,14 +16,37 @@ public struct TestBrokerOptions: Sendable {
     public var extraConfig: [String]
     /// Whether the broker saves its state (sessions, retained messages) across restarts.
     public var persistence: Bool
+    /// TLS only: the broker demands a client certificate signed by its CA
+    /// (`require_certificate true`); make one with ``TestBroker/makeClientCertificate(commonName:trusted:keyPassphrase:)``.
+    public var requireClientCertificate: Bool
+    /// With ``requireClientCertificate``: the certificate's common name becomes the
+    /// client's username (`use_identity_as_username true`; shown as `u'<CN>'` in the log).
+    public var useIdentityAsUsername: Bool
 
     /// Creates options; the defaults are an anonymous, plain, in-memory broker.
-    public init(users: [String: String] = [:], tls: Bool = false, extraConfig: [String] = [], persistence: Bool = false) {
+    public init(
+        users: [String: String] = [:], tls: Bool = false, extraConfig: [String] = [], persistence: Bool = false,
+        requireClientCertificate: Bool = false, useIdentityAsUsername: Bool = false
+    ) {
         self.users = users
         self.tls = tls
         self.extraConfig = extraConfig
         self.persistence = persistence
+        self.requireClientCertificate = requireClientCertificate
+        self.useIdentityAsUsername = useIdentityAsUsername
     }
+}
+
+/// A client certificate and its key, made by ``TestBroker/makeClientCertificate(commonName:trusted:keyPassphrase:)``.
+public struct TestClientCertificate: Sendable {
+    /// The PEM certificate (extended key usage clientAuth).
+    public let certificateFile: String
+    /// The certificate's unencrypted PEM private key (EC P-256).
+    public let keyFile: String
+    /// The certificate's subject common name (the username with `use_identity_as_username`).
+    public let commonName: String
+    /// The PEM certificate of the CA that signed it.
+    public let caFile: String
 }
 
 /// A real mosquitto broker for a test: on 127.0.0.1, on a free port, with its own
@@ -72,6 +95,12 @@ public final class TestBroker: Sendable {
     ///
     /// - Throws: ``TestSupportError`` with the broker's log when it does not come up.
     public static func start(_ options: TestBrokerOptions = .init()) async throws -> TestBroker {
+        if (options.requireClientCertificate || options.useIdentityAsUsername) && !options.tls {
+            throw TestSupportError("requireClientCertificate and useIdentityAsUsername need tls: true")
+        }
+        if options.useIdentityAsUsername && !options.requireClientCertificate {
+            throw TestSupportError("useIdentityAsUsername needs requireClientCertificate: true")
+        }
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("pacer-broker-\(UUID().uuidString.prefix(8))", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -131,6 +160,12 @@ public final class TestBroker: Sendable {
             lines.append("cafile \(directory.path)/ca.crt")
             lines.append("certfile \(directory.path)/server.crt")
             lines.append("keyfile \(directory.path)/server.key")
+            if options.requireClientCertificate {
+                lines.append("require_certificate true")
+            }
+            if options.useIdentityAsUsername {
+                lines.append("use_identity_as_username true")
+            }
         }
         lines += options.extraConfig
         try (lines.joined(separator: "\n") + "\n").write(to: configFile, atomically: true, encoding: .utf8)
@@ -195,6 +230,46 @@ public final class TestBroker: Sendable {
     /// Removes the broker's directory (call after ``stop()``).
     public func removeDirectory() {
         try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Issues a client certificate and key (EC P-256, valid 2 days, extended key usage
+    /// clientAuth) with openssl, no network.
+    ///
+    /// - Parameters:
+    ///   - commonName: the subject CN (the username with ``TestBrokerOptions/useIdentityAsUsername``).
+    ///   - trusted: `true` signs it with the broker's CA (``caFile``); `false` with a new CA
+    ///     the broker has never seen (same CA name, different key), so the broker must
+    ///     refuse it.
+    ///   - keyPassphrase: when given, the key file is encrypted with it (AES-256, PKCS#8).
+    /// - Throws: ``TestSupportError`` when the broker has no TLS or openssl fails.
+    public func makeClientCertificate(
+        commonName: String = "pacer-test-client", trusted: Bool = true, keyPassphrase: String? = nil
+    ) throws -> TestClientCertificate {
+        guard caFile != nil else { throw TestSupportError("client certificates need a TLS broker (TestBrokerOptions(tls: true))") }
+        let name = "client-\(UUID().uuidString.prefix(8).lowercased())"
+        let dir = directory.path
+        let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+        var ca = (certificate: "\(dir)/ca.crt", key: "\(dir)/ca.key")
+        if !trusted {
+            // Deliberately the same subject as the real CA: only the key differs.
+            ca = ("\(dir)/\(name)-untrusted-ca.crt", "\(dir)/\(name)-untrusted-ca.key")
+            try Self.run("openssl", ["req", "-x509"] + ec + ["-keyout", ca.key, "-out", ca.certificate, "-days", "2", "-subj", "/CN=Pacer Test CA"], in: directory)
+        }
+        try "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=clientAuth\n"
+            .write(toFile: "\(dir)/\(name).ext", atomically: true, encoding: .utf8)
+        try Self.run("openssl", ["req"] + ec + ["-keyout", "\(dir)/\(name).key", "-out", "\(dir)/\(name).csr", "-subj", "/CN=\(commonName)"], in: directory)
+        try Self.run("openssl", [
+            "x509", "-req", "-in", "\(dir)/\(name).csr", "-CA", ca.certificate, "-CAkey", ca.key,
+            "-CAcreateserial", "-out", "\(dir)/\(name).crt", "-days", "2", "-extfile", "\(dir)/\(name).ext",
+        ], in: directory)
+        var keyFile = "\(dir)/\(name).key"
+        if let keyPassphrase {
+            keyFile = "\(dir)/\(name)-encrypted.key"
+            try Self.run("openssl", ["pkey", "-in", "\(dir)/\(name).key", "-aes256", "-passout", "pass:\(keyPassphrase)", "-out", keyFile], in: directory)
+        }
+        return TestClientCertificate(
+            certificateFile: "\(dir)/\(name).crt", keyFile: keyFile, commonName: commonName,
+            caFile: ca.certificate)
     }
 
     // MARK: Setup helpers
