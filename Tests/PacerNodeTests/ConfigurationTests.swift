@@ -91,6 +91,42 @@ import Testing
         #expect(fromFlags.broker.host == "flag" && fromFlags.broker.port == 8883 && fromFlags.broker.tls)
     }
 
+    @Test("TLS follows the URL scheme; TLS files with a plain mqtt:// URL are reported, not dropped or guessed")
+    func tlsFollowsTheScheme() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pacer-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var paths: [String: String] = [:]
+        for name in ["ca", "cert", "key"] {
+            paths[name] = dir.appendingPathComponent("\(name).pem").path
+            try "pem".write(toFile: paths[name]!, atomically: true, encoding: .utf8)
+        }
+        let files = "ca_file: \(paths["ca"]!), cert_file: \(paths["cert"]!), key_file: \(paths["key"]!)"
+
+        // mqtts:// with all three: TLS with the client certificate.
+        let file = try write("broker: {url: mqtts://broker.lan, \(files)}\n")
+        let good = try NodeConfiguration.load(flags: .init(configFile: file), environment: [:], hostname: "h")
+        #expect(good.broker.tls && good.broker.port == 8883)
+        #expect(good.broker.caFile == paths["ca"] && good.broker.certificateFile == paths["cert"] && good.broker.keyFile == paths["key"])
+
+        // A client certificate with a plain URL (explicit, or the default): one clear problem.
+        let plain = try problems("broker: {url: mqtt://broker.lan:1883, cert_file: \(paths["cert"]!), key_file: \(paths["key"]!)}\n")
+        #expect(plain.count == 1, "\(plain)")
+        #expect(plain.first?.key == "broker.url")
+        #expect(plain.first?.reason == "cert_file, key_file are TLS settings, but the broker URL mqtt://broker.lan:1883 is plain TCP; use mqtts://broker.lan:8883 (or the broker's TLS port), or remove cert_file, key_file")
+        let defaulted = try problems("broker: {ca_file: \(paths["ca"]!)}\n")
+        #expect(defaulted.map(\.reason) == ["ca_file is a TLS setting, but the broker URL mqtt://127.0.0.1:1883 is plain TCP; use mqtts://127.0.0.1:8883 (or the broker's TLS port), or remove ca_file"])
+
+        // A plain --broker over a TLS file is reported too, not silently plain.
+        #expect(throws: ConfigurationError.self) {
+            try NodeConfiguration.load(flags: .init(configFile: file, broker: "mqtt://127.0.0.1:1883"), environment: [:], hostname: "h")
+        }
+        // And --ca-file alone does not turn TLS on behind a plain URL.
+        #expect(throws: ConfigurationError.self) {
+            try NodeConfiguration.load(flags: .init(caFile: paths["ca"]!), environment: [:], hostname: "h")
+        }
+    }
+
     @Test func problemsNameFileLineKeyAndReason() throws {
         let found = try problems("""
             node: gym

@@ -45,6 +45,7 @@ extension NodeConfiguration {
         if !baseFromFile, env.baseTopic == nil, flags.baseTopic == nil, nodeOverridden || nodeFromFile {
             config.baseTopic = "pacer/\(config.nodeID)"
         }
+        problems += config.tlsProblems()
         problems += config.validateTimers()
         if !problems.isEmpty { throw ConfigurationError(problems: problems) }
         return config
@@ -151,7 +152,6 @@ extension NodeConfiguration {
                 }
             }
         }
-        if broker.caFile != nil { broker.tls = true }
         if (broker.certificateFile == nil) != (broker.keyFile == nil), b["cert_file"] != nil || b["key_file"] != nil {
             r.fail("broker.cert_file", b["cert_file"] ?? b["key_file"], "a client certificate needs both cert_file and key_file")
         }
@@ -249,7 +249,7 @@ extension NodeConfiguration {
             }
         }
         if let v = o.caFile {
-            if FileManager.default.isReadableFile(atPath: v) { broker.caFile = v; broker.tls = true } else {
+            if FileManager.default.isReadableFile(atPath: v) { broker.caFile = v } else {
                 fail(name("ca_file"), "cannot read \(v)")
             }
         }
@@ -267,6 +267,19 @@ extension NodeConfiguration {
     }
 
     /// Compiles every declared timer and preset so a bad spec fails at start, not at first use.
+    /// TLS follows the URL's scheme alone (after every layer applied): TLS files with a plain
+    /// `mqtt://` URL are a mistake to report, never a reason to guess (a certificate silently
+    /// dropped, or TLS spoken to a plain port).
+    private func tlsProblems() -> [ConfigurationProblem] {
+        let set = [("ca_file", broker.caFile), ("cert_file", broker.certificateFile), ("key_file", broker.keyFile)]
+            .filter { $0.1 != nil }.map(\.0)
+        guard !broker.tls, !set.isEmpty else { return [] }
+        let names = set.joined(separator: ", ")
+        return [ConfigurationProblem(
+            source: configFile ?? "configuration", line: nil, key: "broker.url",
+            reason: "\(names) \(set.count == 1 ? "is a TLS setting" : "are TLS settings"), but the broker URL mqtt://\(broker.host):\(broker.port) is plain TCP; use mqtts://\(broker.host):8883 (or the broker's TLS port), or remove \(names)")]
+    }
+
     private func validateTimers() -> [ConfigurationProblem] {
         var problems: [ConfigurationProblem] = []
         var seen = Set<String>()
