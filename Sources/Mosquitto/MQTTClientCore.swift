@@ -70,7 +70,8 @@ final class MQTTClientCore: @unchecked Sendable {
             MQTTConnectionStateMachine(
                 version: configuration.version, reconnectPolicy: configuration.reconnect,
                 endpoint: "\(configuration.host):\(configuration.port)",
-                tlsConfigured: configuration.tls != nil))
+                tlsConfigured: configuration.tls != nil,
+                clientCertificateConfigured: configuration.tls?.certificateFile != nil))
         state.withLock { $0.offlineQueueLimit = configuration.offlineQueueLimit }
         (messages, messageContinuation) = AsyncStream.makeStream(of: MQTTMessage.self)
         (events, eventContinuation) = AsyncStream.makeStream(of: MQTTConnectionEvent.self)
@@ -267,12 +268,7 @@ final class MQTTClientCore: @unchecked Sendable {
                     if let stopDeadline, ContinuousClock.now >= stopDeadline { break }
                 }
             }
-            var action = state.withLock { $0.connectionEnded(rc: rc, errno: savedErrno, connectFailed: connectFailed) }
-            if case .failure(let error) = action.result, error.code == .tls {
-                // What connect() throws: say so when the client certificate is the problem.
-                action.result = .failure(
-                    MQTTError.withClientCertificateAdvice(error, certificateConfigured: configuration.tls?.certificateFile != nil))
-            }
+            let action = state.withLock { $0.connectionEnded(rc: rc, errno: savedErrno, connectFailed: connectFailed) }
             for waiter in action.orphanedAcks { waiter.fulfil(.success(())) }
             for event in action.events { yield(event) }
             for waiter in action.waiters { waiter.fulfil(action.result) }

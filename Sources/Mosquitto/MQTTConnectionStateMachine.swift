@@ -93,11 +93,16 @@ struct MQTTConnectionStateMachine {
     /// Why the last attempt failed, for the timeout message.
     private(set) var lastFailure: MQTTError?
 
-    init(version: MQTTVersion, reconnectPolicy: MQTTReconnectPolicy, endpoint: String, tlsConfigured: Bool) {
+    /// Whether a client certificate is configured (for the advice of a failed handshake).
+    let clientCertificateConfigured: Bool
+
+    init(version: MQTTVersion, reconnectPolicy: MQTTReconnectPolicy, endpoint: String, tlsConfigured: Bool,
+         clientCertificateConfigured: Bool = false) {
         self.version = version
         self.reconnectPolicy = reconnectPolicy
         self.endpoint = endpoint
         self.tlsConfigured = tlsConfigured
+        self.clientCertificateConfigured = clientCertificateConfigured
     }
 
     var isConnected: Bool { phase == .connected }
@@ -327,9 +332,8 @@ struct MQTTConnectionStateMachine {
             || (lastLoggedProblem.map { $0.contains("SSL") || $0.contains("certificate") } ?? false)
         if tlsConfigured, !connackThisConnection, looksLikeTLS {
             let detail = lastLoggedProblem ?? MQTTError.mosquitto(rc, errno: errno, "TLS").message
-            return MQTTError(
-                .tls,
-                "the TLS handshake with \(endpoint) failed: \(detail) (mosq_err_t \(rc)); check the CA file and that the broker's certificate names this host")
+            let advice = MQTTError.tlsHandshakeAdvice(detail, certificateConfigured: clientCertificateConfigured)
+            return MQTTError(.tls, "the TLS handshake with \(endpoint) failed: \(detail) (mosq_err_t \(rc)); \(advice)")
         }
         if !connackThisConnection, rc == MOSQ_ERR_CONN_LOST.rawValue || rc == MOSQ_ERR_NO_CONN.rawValue, tlsConfigured == false,
             let problem = lastLoggedProblem

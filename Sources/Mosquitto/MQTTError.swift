@@ -164,34 +164,27 @@ extension MQTTError {
 }
 
 extension MQTTError {
-    /// The generic advice of a failed TLS handshake (see `MQTTConnectionStateMachine.classify`).
-    static let handshakeHint = "; check the CA file and that the broker's certificate names this host"
-
-    /// A `.tls` error whose OpenSSL text shows the client certificate is the problem, with
-    /// advice about that instead of the generic CA file / host name hint; other errors unchanged.
+    /// What a person should do about a failed TLS handshake, from OpenSSL's text: advice about
+    /// the client certificate when that is the problem, else the CA file / host name hint.
     ///
     /// OpenSSL reports the broker's verdict on the client certificate as a TLS alert:
     /// "tlsv13 alert certificate required" (none sent; TLS 1.2 says "alert handshake
     /// failure"), "alert unknown ca" / "bad certificate" / "certificate expired" ... (sent,
     /// refused). "key values mismatch" comes from loading a key that is not the certificate's.
-    static func withClientCertificateAdvice(_ error: MQTTError, certificateConfigured: Bool) -> MQTTError {
-        guard error.code == .tls else { return error }
-        let text = error.message
-        let advice: String
+    static func tlsHandshakeAdvice(_ text: String, certificateConfigured: Bool) -> String {
         if text.contains("alert certificate required") || (!certificateConfigured && text.contains("alert handshake failure")) {
             let verb = text.contains("alert certificate required") ? "requires" : "may require"
-            advice = "the broker \(verb) a client certificate: set certificateFile and keyFile (cert_file / key_file in the node's broker settings) to a certificate signed by a CA the broker trusts (its cafile) and its key"
-        } else if certificateConfigured, text.contains("key values mismatch") {
-            advice = "the client key (keyFile / key_file) does not belong to the client certificate (certificateFile / cert_file): give the key the certificate was made for"
-        } else if certificateConfigured,
+            return "the broker \(verb) a client certificate: set certificateFile and keyFile (cert_file / key_file in the node's broker settings) to a certificate signed by a CA the broker trusts (its cafile) and its key"
+        }
+        if certificateConfigured, text.contains("key values mismatch") {
+            return "the client key (keyFile / key_file) does not belong to the client certificate (certificateFile / cert_file): give the key the certificate was made for"
+        }
+        if certificateConfigured,
             ["alert unknown ca", "alert bad certificate", "alert certificate unknown", "alert unsupported certificate",
              "alert certificate expired", "alert certificate revoked", "alert access denied"].contains(where: text.contains)
         {
-            advice = "the broker refused the client certificate (certificateFile / cert_file): it must be signed by a CA in the broker's cafile, be valid now and allow client authentication (extendedKeyUsage clientAuth)"
-        } else {
-            return error
+            return "the broker refused the client certificate (certificateFile / cert_file): it must be signed by a CA in the broker's cafile, be valid now and allow client authentication (extendedKeyUsage clientAuth)"
         }
-        let base = text.hasSuffix(handshakeHint) ? String(text.dropLast(handshakeHint.count)) : text
-        return MQTTError(.tls, "\(base); \(advice)")
+        return "check the CA file and that the broker's certificate names this host"
     }
 }
