@@ -135,7 +135,11 @@ public final class MQTTClient: @unchecked Sendable {
     ///   - properties: MQTT 5 properties (ignored with MQTT 3.1.1).
     /// - Throws: ``MQTTError``: `.invalidArgument` for a bad topic or payload,
     ///   `.notConnected`, `.shutdown`.
-    public func publish(
+    ///
+    /// Runs on the caller's executor (`nonisolated(nonsending)`): it only takes a lock and
+    /// hands the packet to libmosquitto, so an actor publishing many messages does not hop
+    /// to the global executor and back for each one.
+    nonisolated(nonsending) public func publish(
         to topic: String, payload: [UInt8], qos: MQTTQoS = .atMostOnce, retain: Bool = false,
         properties: MQTTProperties = .none
     ) async throws(MQTTError) {
@@ -166,7 +170,7 @@ public final class MQTTClient: @unchecked Sendable {
     }
 
     /// Publishes a UTF-8 text message; see ``publish(to:payload:qos:retain:properties:)``.
-    public func publish(
+    nonisolated(nonsending) public func publish(
         to topic: String, string: String, qos: MQTTQoS = .atMostOnce, retain: Bool = false,
         properties: MQTTProperties = .none
     ) async throws(MQTTError) {
