@@ -168,7 +168,7 @@ public final class TestBroker: Sendable {
             }
         }
         lines += options.extraConfig
-        try (lines.joined(separator: "\n") + "\n").write(to: configFile, atomically: true, encoding: .utf8)
+        try (lines.joined(separator: "\n") + "\n").write(to: configFile, atomically: false, encoding: .utf8)
     }
 
     private func launch() async throws {
@@ -256,7 +256,7 @@ public final class TestBroker: Sendable {
             try Self.run("openssl", ["req", "-x509"] + ec + ["-keyout", ca.key, "-out", ca.certificate, "-days", "2", "-subj", "/CN=Pacer Test CA"], in: directory)
         }
         try "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=clientAuth\n"
-            .write(toFile: "\(dir)/\(name).ext", atomically: true, encoding: .utf8)
+            .write(toFile: "\(dir)/\(name).ext", atomically: false, encoding: .utf8)
         try Self.run("openssl", ["req"] + ec + ["-keyout", "\(dir)/\(name).key", "-out", "\(dir)/\(name).csr", "-subj", "/CN=\(commonName)"], in: directory)
         try Self.run("openssl", [
             "x509", "-req", "-in", "\(dir)/\(name).csr", "-CA", ca.certificate, "-CAkey", ca.key,
@@ -287,7 +287,7 @@ public final class TestBroker: Sendable {
     private static func makeCertificates(in directory: URL) throws -> String {
         let dir = directory.path
         try "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n"
-            .write(toFile: "\(dir)/server.ext", atomically: true, encoding: .utf8)
+            .write(toFile: "\(dir)/server.ext", atomically: false, encoding: .utf8)
         let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
         try run("openssl", ["req", "-x509"] + ec + ["-keyout", "\(dir)/ca.key", "-out", "\(dir)/ca.crt", "-days", "2", "-subj", "/CN=Pacer Test CA"], in: directory)
         try run("openssl", ["req"] + ec + ["-keyout", "\(dir)/server.key", "-out", "\(dir)/server.csr", "-subj", "/CN=127.0.0.1"], in: directory)

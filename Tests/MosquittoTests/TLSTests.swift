@@ -144,7 +144,7 @@ extension BrokerTests {
             let encrypted = try broker.makeClientCertificate(keyPassphrase: "secret")
             let missing = broker.directory.appendingPathComponent("nope.pem").path
             let notPEM = broker.directory.appendingPathComponent("not-pem.txt").path
-            try "not a certificate\n".write(toFile: notPEM, atomically: true, encoding: .utf8)
+            try "not a certificate\n".write(toFile: notPEM, atomically: false, encoding: .utf8)
             // MQTTClient.init never touches the network (connect() does), so a throw from init
             // is before any network I/O. libmosquitto alone lets the directory, non-PEM,
             // swapped and encrypted cases through init and fails them after a TCP connect.

@@ -18,7 +18,7 @@ struct CheckConfigTests {
 
     static func write(_ text: String, _ name: String, in directory: URL) throws -> String {
         let path = directory.appendingPathComponent(name).path
-        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        try text.write(toFile: path, atomically: false, encoding: .utf8)
         return path
     }
 

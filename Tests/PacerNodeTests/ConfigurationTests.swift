@@ -4,12 +4,21 @@ import PacerCore
 import Testing
 
 /// The configuration loader: YAML file, environment and flags, and its error messages.
-@Suite struct ConfigurationTests {
+/// A class so that `deinit` (after each test: every test gets its own instance) removes
+/// the files it wrote.
+@Suite final class ConfigurationTests {
+    private var directories: [URL] = []
+
+    deinit {
+        for directory in directories { try? FileManager.default.removeItem(at: directory) }
+    }
+
     private func write(_ yaml: String) throws -> String {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pacer-config-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        directories.append(dir)
         let file = dir.appendingPathComponent("pacer.yaml").path
-        try yaml.write(toFile: file, atomically: true, encoding: .utf8)
+        try yaml.write(toFile: file, atomically: false, encoding: .utf8)
         return file
     }
 
@@ -99,7 +108,7 @@ import Testing
         var paths: [String: String] = [:]
         for name in ["ca", "cert", "key"] {
             paths[name] = dir.appendingPathComponent("\(name).pem").path
-            try "pem".write(toFile: paths[name]!, atomically: true, encoding: .utf8)
+            try "pem".write(toFile: paths[name]!, atomically: false, encoding: .utf8)
         }
         let files = "ca_file: \(paths["ca"]!), cert_file: \(paths["cert"]!), key_file: \(paths["key"]!)"
 

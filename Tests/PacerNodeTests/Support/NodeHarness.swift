@@ -89,7 +89,7 @@ final class TestNode: Sendable {
         if let given = options.brokerPort { port = given } else { port = try await SharedBroker.shared.port() }
         let nodeID = uniqueName("n")
         let directory = try makeTemporaryDirectory("pacer-node-\(nodeID)")
-        try options.config.write(to: directory.appendingPathComponent("pacer.yaml"), atomically: true, encoding: .utf8)
+        try options.config.write(to: directory.appendingPathComponent("pacer.yaml"), atomically: false, encoding: .utf8)
         let probe = try await Probe.connect(port: port, subscribe: ["pacer-test/\(nodeID)/#"] + options.probeFilters)
         let node = TestNode(options: options, brokerPort: port, probe: probe, nodeID: nodeID, directory: directory)
         do {
