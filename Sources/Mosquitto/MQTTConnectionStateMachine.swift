@@ -374,11 +374,17 @@ struct MQTTConnectionStateMachine {
     }
 
     /// libmosquitto answered "no connection" to a `.publishNow` made on connection
-    /// `generation`. If that connection is the current one, it is going down: keep the
-    /// publish for the next CONNACK (which flushes the queue under this same lock). If a
-    /// newer connection is already up, send it on that one, so nothing waits in the
-    /// queue for a CONNACK that has already passed.
+    /// `generation`. At QoS 1 and 2 it has kept the message (see below). At QoS 0: if that
+    /// connection is the current one, it is going down, and the publish fails like any QoS 0
+    /// publish while disconnected; if a newer connection is already up, send it on that one.
     mutating func publishFoundNoConnection(_ publish: PendingPublish, generation: Int) -> PublishDecision {
+        // At QoS 1 and 2 libmosquitto puts the message in its outgoing queue before it tries
+        // to send it, and resends that queue after the next CONNACK: it owns the message now.
+        // A second copy (ours, or a send on the new connection) would reach the broker twice.
+        if publish.qos != .atMostOnce {
+            if phase == .closed { return .fail(MQTTError(.shutdown, "the client was shut down with disconnect()")) }
+            return .queued
+        }
         if phase == .connected, generation != connectionGeneration {
             return .publishNow(generation: connectionGeneration)
         }

@@ -21,7 +21,9 @@ struct OutageTests {
         "transitions due while the broker is down are published once when it is back, cues of that time are not; also when the node is killed during the outage",
         arguments: [false, true])
     func transitionsDuringOutage(killDuringOutage: Bool) async throws {
-        try await withTestBroker { broker in
+        // A broker with persistence, as deployed (deploy/mosquitto/pacer.conf): its retained
+        // states survive the restart and prove which events had reached it.
+        try await withTestBroker(.init(persistence: true)) { broker in
             try await withNode(.init(config: Self.config, brokerPort: broker.port)) { node in
                 var due: [String: Millis] = [:]
                 for timer in ["a", "b"] {
@@ -41,6 +43,9 @@ struct OutageTests {
                 }
                 let back = node.probe.count
                 try await broker.restart()
+                // The probe (a clean session) must be subscribed again before the node can
+                // publish, or it would miss what the test looks for.
+                try await Self.waitProbeSubscribed(node)
                 if killDuringOutage {
                     try await node.launch()
                 }
@@ -71,8 +76,100 @@ struct OutageTests {
                     #expect(retained[node.topic(timer, "state")].flatMap(decodeJSON)?["status"] == "finished", "\(timer)")
                 }
                 if killDuringOutage {
-                    #expect(node.log.contains("event outbox settled"), "\(node.log)")
+                    // The restarted node found both events unpublished in its outbox and sent them.
+                    let settled = node.log.split(separator: "\n").filter { $0.contains("event outbox settled") }
+                    #expect(settled.last?.contains("published=2") == true, "\(settled)")
                 }
+            }
+        }
+    }
+
+    /// Waits until a message the probe publishes under the node's base topic comes back to it.
+    static func waitProbeSubscribed(_ node: TestNode) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            let marker = uniqueName("probe-back-")
+            let start = node.probe.count
+            try? await node.probe.publish(node.topic("probe-marker"), marker)
+            if (try? await node.probe.waitFor(node.topic("probe-marker"), from: start, timeout: .milliseconds(500)) { $0.text == marker }) != nil {
+                return
+            }
+        }
+        throw HarnessError("the probe did not get its subscriptions back after the broker restart")
+    }
+
+    /// The node's link is cut while the broker keeps running (its retained states survive:
+    /// the outbox check's proof rule is exercised), with a running interval timer whose phase
+    /// changes during the outage and which keeps publishing states after the reconnect.
+    @Test(
+        "link cut with the broker up: events of the outage are published once, each before any state showing it; also with a kill",
+        arguments: [false, true])
+    func linkCut(killDuringOutage: Bool) async throws {
+        let config = """
+            timers:
+              - {id: c, name: C, spec: {kind: countdown, duration: 3s}}
+              - {id: i, name: I, spec: {kind: interval, work: 2s, rest: 2s, rounds: 6}}
+            """
+        try await withTestBroker { broker in
+            let proxy = try TCPProxy.start(forwardingTo: broker.port)
+            defer { proxy.stop() }
+            var options = NodeOptions(config: config, brokerPort: broker.port)
+            options.nodeBrokerPort = proxy.port
+            try await withNode(options) { node in
+                var endsAt: [String: Millis] = [:]
+                for timer in ["c", "i"] {
+                    let reply = try await node.send(["action": "start"], timer: timer)
+                    #expect(reply.ok, "\(reply)")
+                    endsAt[timer] = try #require(reply.state?["ends_at_ms"]?.int64)
+                }
+                try await Task.sleep(for: .milliseconds(500))
+                proxy.setAccepting(false)
+                proxy.cutConnections()
+                #expect(await node.process?.waitForOutput(containing: "lost the broker connection", timeout: .seconds(10)) == true)
+                let cutAt = wallNowMs()
+                // c finishes and i goes to rest while the node has no link.
+                try await Task.sleep(for: .milliseconds(Int(max(0, (endsAt["c"] ?? 0) - wallNowMs()) + 500)))
+                if killDuringOutage {
+                    await node.kill()
+                }
+                let back = node.probe.count
+                proxy.setAccepting(true)
+                if killDuringOutage {
+                    try await node.launch()
+                }
+                let finished = try await node.waitForEvent("c", "finished", from: back, timeout: .seconds(40)).json!
+                #expect(finished["due_ms"]?.int64 == endsAt["c"], "\(finished)")
+                let rest = try await node.waitForEvent("i", "phase", timeout: .seconds(20)) { $0["phase"] == "rest" }.json!
+                #expect(rest["due_ms"]?.int64 == (endsAt["i"] ?? 0), "\(rest)")
+                #expect((rest["due_ms"]?.int64 ?? 0) > cutAt, "the phase change was meant to fall in the outage")
+                // i goes on after the reconnect: its next phase (work, round 2) arrives live.
+                try await node.waitForEvent("i", "phase", timeout: .seconds(20)) { $0["phase"] == "work" && $0["round"] == 2 }
+                try await Task.sleep(for: .seconds(1))
+                try await node.barrier()
+
+                let all = node.probe.all
+                for timer in ["c", "i"] {
+                    let eventTopic = node.topic(timer, "event"), stateTopic = node.topic(timer, "state")
+                    let events = all.enumerated().filter { $0.element.topic == eventTopic }.compactMap { e in e.element.json.map { (e.offset, $0) } }
+                    // Each transition once: (type, revision, due_ms) never repeats.
+                    var seen: Set<String> = []
+                    for (_, event) in events where event["type"] != "countdown" && event["type"] != "halfway" {
+                        let key = "\(event["type"]?.string ?? "")/\(event["revision"]?.int ?? -1)/\(event["due_ms"]?.int64 ?? -1)"
+                        #expect(seen.insert(key).inserted, "\(timer): \(key) published twice")
+                    }
+                    // Every event reaches the broker before the first state that shows its revision.
+                    for (index, event) in events where !["countdown", "halfway", "alert"].contains(event["type"]?.string ?? "") {
+                        // (Cues carry the revision they happen in; only transitions make one.)
+                        guard let revision = event["revision"]?.int else { continue }
+                        let firstState = all.indices.first { all[$0].topic == stateTopic && (all[$0].json?["revision"]?.int ?? -1) >= revision }
+                        if let firstState {
+                            #expect(index < firstState, "\(timer): \(event) came after a state with revision \(all[firstState].json?["revision"]?.int ?? -1)")
+                        }
+                    }
+                }
+                // i's phases so far, once each, in order: rest (round 1), then work (round 2).
+                let phases = node.events("i").filter { $0["type"] == "phase" }.map { "\($0["phase"]?.string ?? "")\($0["round"]?.int ?? 0)" }
+                #expect(Array(phases.prefix(2)) == ["rest1", "work2"], "\(phases)")
             }
         }
     }

@@ -93,7 +93,11 @@ extension NodeEngine {
         let batch = makeBatch(output, now: clock.now())
         guard let store, !batch.isEmpty else { return }
         do { try store.apply(batch) } catch {
-            logger.error("could not write the restored state", metadata: ["error": "\(error)"])
+            logger.error("could not write the restored state; its events go out at the first connect", metadata: ["error": "\(error)"])
+            // Written again with the next write; the events, not in the outbox, are published
+            // from memory (before the states) at the first connect.
+            for id in output.changedTimers { timers[id]?.persistedRevision = -1 }
+            unwrittenRestoreEvents += output.events.filter { !$0.isCue }
         }
     }
 
@@ -101,16 +105,31 @@ extension NodeEngine {
         switch event {
         case .connected(let sessionPresent):
             logger.info("connected to the broker", metadata: ["broker": "\(configuration.broker.url)", "session_present": "\(sessionPresent)"])
+            linkUp = true
             output.republishAll = true
         case .disconnected(let reason):
             logger.warning("lost the broker connection; reconnecting", metadata: ["reason": "\(reason)"])
-            // Events published shortly before the drop may not have left: leave them
-            // unmarked, for the outbox check of the next connect to settle.
-            publishedUnmarked.removeAll()
+            linkDown()
         case .refused(let error):
             logger.error("the broker refused the connection", metadata: ["error": "\(error)"])
+            linkDown()
         case .loopExited(let error):
             logger.critical("the MQTT network thread stopped", metadata: ["error": "\(error)"])
+            linkDown()
+        }
+    }
+
+    /// The connection ended: nothing more is handed to the client until the next
+    /// `.connected`, whose outbox check settles every event not yet marked.
+    private func linkDown() {
+        linkUp = false
+        // Events published shortly before the drop may not have left: leave them unmarked.
+        publishedUnmarked.removeAll()
+        // An outbox check in progress is abandoned, never decided on half the retained states
+        // (or while disconnected); the next connect starts a new one from the store.
+        if outboxCheck != nil {
+            outboxCheck = nil
+            deadlines.set(.outbox, at: nil)
         }
     }
 }

@@ -66,7 +66,7 @@ extension NodeEngine {
     /// Publishes the pending events that did not reach the broker, then the retained topics
     /// held back for them, and marks all of them published.
     func resolveOutbox(now: Millis) async {
-        guard let check = outboxCheck, let store else { return }
+        guard linkUp, let check = outboxCheck, let store else { return }
         outboxCheck = nil
         deadlines.set(.outbox, at: nil)
         var resent: [Int64] = []

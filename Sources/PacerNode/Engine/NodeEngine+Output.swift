@@ -47,17 +47,17 @@ extension NodeEngine {
         var output = output
         let batch = makeBatch(output, now: now)
 
+        /// Seqs of the written events handed to the client now (marked published later).
         var seqs: [Int64] = []
         /// Events the store already held (a replay): never published a second time.
         var duplicates: Set<EventKey> = []
-        /// Events written to the outbox by this commit.
-        var written: Set<EventKey> = []
+        /// Events written to the outbox by this commit, with their seqs.
+        var written: [EventKey: EventRecord] = [:]
         if let store, !batch.isEmpty {
             do {
                 let result = try store.commit(batch)
-                seqs = result.appended.compactMap(\.seq)
                 duplicates = Set(result.duplicates.map(EventKey.init))
-                written = Set(result.appended.map(EventKey.init))
+                for record in result.appended { written[EventKey(record)] = record }
             } catch {
                 logger.error("could not write to the database; the change is not applied", metadata: ["error": "\(error)"])
                 if let rollback = output.rollback {
@@ -85,12 +85,20 @@ extension NodeEngine {
         // whose check publishes them on the next connect; cues are for a moment that passes
         // (a beep due now), so they are dropped. Only a transition that could not be written
         // is queued in memory, its best remaining chance.
-        let connected = client.isConnected
+        let connected = linkUp
         for event in output.events {
             let key = EventKey(event)
             if duplicates.contains(key) { continue }
-            if !connected && (event.isCue || written.contains(key)) { continue }
+            let record = written[key]
+            if !connected && (event.isCue || record != nil) { continue }
+            // A timer held by the outbox check: its new transitions queue behind its older
+            // pending ones, published in order when the check is decided.
+            if let record, isHeldByOutbox(event.timer) {
+                outboxCheck?.pending.append(record)
+                continue
+            }
             await publish(to: topics.timer(event.timer).event, JSONCoding.encode(event.json), retain: false)
+            if let seq = record?.seq { seqs.append(seq) }
         }
         for id in output.deletedTimers {
             for topic in topics.timer(id).retained { await publish(to: topic, [], retain: true) }
@@ -107,23 +115,27 @@ extension NodeEngine {
         if output.resolveOutbox { await resolveOutbox(now: now) }
         if !batch.isEmpty { pruneIfDue(now: now) }
         // Marked published later, in the batch of a later write (see markPublishedDelayMs).
-        // Unpublished ones (disconnected) stay unmarked for the outbox check.
-        if store != nil && connected { publishedUnmarked += seqs.map { ($0, now) } }
+        // Unpublished ones (disconnected, or held) stay unmarked for the outbox check.
+        publishedUnmarked += seqs.map { ($0, now) }
     }
 
     /// How long a published event waits before it is marked published in the store.
     ///
     /// `publish` returns once libmosquitto has queued the packet; its network thread writes it
-    /// to the socket a moment later. Marking at once let a crash in between lose the event for
-    /// good (marked, never sent). Until an event is marked, a restart settles it by the
-    /// retained-state proof of the outbox check (NodeEngine+Outbox.swift), which is right
-    /// either way; so marks wait until the packet has surely left, and ride on a later write.
-    static let markPublishedDelayMs: Millis = 2_000
+    /// to the socket a moment later, and on a link that died silently it stays queued until
+    /// libmosquitto notices, within about two keep-alive intervals. Marking before then lets a
+    /// crash lose the event for good (marked, never sent). Until an event is marked, a restart
+    /// or reconnect settles it by the retained-state proof of the outbox check
+    /// (NodeEngine+Outbox.swift), which is right either way; so marks wait until the packet
+    /// has surely left or the drop has surely been seen (which drops pending marks), and ride
+    /// on a later write.
+    var markPublishedDelayMs: Millis { Millis(configuration.broker.keepAliveSeconds) * 2_000 + 5_000 }
 
     /// The published events old enough to be marked; removes them from `publishedUnmarked`.
     func takeMarkable(now: Millis) -> [Int64] {
-        let ready = publishedUnmarked.filter { now - $0.atMs >= Self.markPublishedDelayMs }.map(\.seq)
-        if !ready.isEmpty { publishedUnmarked.removeAll { now - $0.atMs >= Self.markPublishedDelayMs } }
+        let delay = markPublishedDelayMs
+        let ready = publishedUnmarked.filter { now - $0.atMs >= delay }.map(\.seq)
+        if !ready.isEmpty { publishedUnmarked.removeAll { now - $0.atMs >= delay } }
         return ready
     }
 
@@ -159,6 +171,10 @@ extension NodeEngine {
         await beginOutboxCheck(now: now)
         await publish(to: topics.status, Array("online".utf8), retain: true)
         await publishInfo()
+        for event in unwrittenRestoreEvents {
+            await publish(to: topics.timer(event.timer).event, JSONCoding.encode(event.json), retain: false)
+        }
+        unwrittenRestoreEvents.removeAll()
         // Timers with events in the outbox wait for the outbox check (see OutboxCheck).
         for id in timers.keys.sorted() where !isHeldByOutbox(id) { await publishTimer(id, now: now, force: true) }
     }
@@ -185,7 +201,7 @@ extension NodeEngine {
     /// Skipped while disconnected: every retained topic is republished on the next connect, so
     /// queueing a stale value per second would only fill the client's offline queue.
     func publishTimer(_ id: String, now: Millis, force: Bool) async {
-        guard let entry = timers[id], client.isConnected else { return }
+        guard let entry = timers[id], linkUp else { return }
         let snap = snapshot(of: entry, now: now)
         // A transition fell due that the machine has not taken yet (its wake-up is queued
         // behind this input). A state showing it must not reach the broker before the
@@ -212,14 +228,14 @@ extension NodeEngine {
     }
 
     func publishPlain(_ id: String, topic: String, value: String, force: Bool) async {
-        guard timers[id] != nil, client.isConnected else { return }
+        guard timers[id] != nil, linkUp else { return }
         if !force, timers[id]?.lastPlain[topic] == value { return }
         timers[id]?.lastPlain[topic] = value
         await publish(to: topic, Array(value.utf8), retain: true)
     }
 
     func publishInfo() async {
-        guard client.isConnected else { return }  // republished on connect
+        guard linkUp else { return }  // republished on connect
         await publish(to: topics.info, JSONCoding.encode(infoBody()), retain: true)
     }
 

@@ -49,6 +49,15 @@ actor NodeEngine {
     let storageProblem: String?
     /// The outbox check in progress after a (re)connect, if any.
     var outboxCheck: OutboxCheck?
+    /// Whether the engine has taken the broker connection's `.connected` (and not yet its
+    /// end). Everything the engine publishes follows this, not the client's own flag: between
+    /// a CONNACK and the engine handling it, a state must not reach the broker before the
+    /// outbox check has started, or it would count as proof for events never sent. It cannot
+    /// change in the middle of an input, so an event and its state are published together
+    /// or held back together.
+    var linkUp = false
+    /// Events of the restore whose write failed: published from memory at the first connect.
+    var unwrittenRestoreEvents: [TimerEvent] = []
     /// When the history was last pruned (pruned at most hourly, after a write).
     var lastPruneMs: Millis?
     /// Events published (handed to the MQTT client) but not yet marked published in the store,

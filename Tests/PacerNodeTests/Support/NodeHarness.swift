@@ -28,6 +28,9 @@ struct NodeOptions: Sendable {
     var commandPrefix: [String] = []
     /// The pacer executable to run (nil: the one built beside the tests).
     var executable: String?
+    /// The port the node (not the probe) connects to, e.g. a ``TCPProxy`` in front of the
+    /// broker that the test can cut (nil: `brokerPort`).
+    var nodeBrokerPort: Int?
 
     init(config: String = "", brokerPort: Int? = nil, mqttVersion: String? = nil, logLevel: String = "info",
          probeFilters: [String] = [], launch: Bool = true) {
@@ -104,7 +107,7 @@ final class TestNode: Sendable {
     /// The arguments of `pacer run` for this node.
     var arguments: [String] {
         var arguments = [
-            "run", "--config", configFile.path, "--broker", "mqtt://127.0.0.1:\(brokerPort)",
+            "run", "--config", configFile.path, "--broker", "mqtt://127.0.0.1:\(options.nodeBrokerPort ?? brokerPort)",
             "--node", nodeID, "--base-topic", base, "--data-dir", dataDirectory.path, "--log-level", options.logLevel,
         ]
         if let version = options.mqttVersion { arguments += ["--mqtt-version", version] }
