@@ -24,6 +24,12 @@ public struct RequestLedger: Sendable, Codable, Equatable {
     /// Number of remembered ids.
     public var count: Int { replies.count }
 
+    /// Moves every entry's instant by `delta`: after a wall-clock step re-anchored the
+    /// timeline, an id answered 1 min ago still counts as answered 1 min ago.
+    public mutating func shiftTimes(by delta: Millis) {
+        for id in replies.keys { replies[id]!.atMs = replies[id]!.atMs.saturatingAdd(delta) }
+    }
+
     /// The first reply recorded for `id` within the window, if any.
     public mutating func reply(for id: String, now: Millis) -> JSONValue? {
         purge(now: now)

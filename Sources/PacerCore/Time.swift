@@ -72,7 +72,7 @@ func grouped<T: BinaryInteger>(_ value: T) -> String {
 
 extension Millis {
     /// `self + delta`, saturating instead of trapping (anchors may hold sentinels).
-    func saturatingAdd(_ delta: Millis) -> Millis {
+    public func saturatingAdd(_ delta: Millis) -> Millis {
         let (sum, overflow) = addingReportingOverflow(delta)
         if !overflow { return sum }
         return delta > 0 ? .max : .min

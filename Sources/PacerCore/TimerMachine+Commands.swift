@@ -84,7 +84,7 @@ extension TimerMachine {
         switch state {
         case .idle: "start it first"
         case .scheduled: "send start to start it now, or cancel it"
-        case .running: "it is already running"
+        case .running: "pause or cancel it first"
         case .paused: "resume it first"
         case .expired: "send ack to stop the alert, or snooze for more time"
         case .finished, .cancelled: "start it again"
@@ -104,7 +104,7 @@ extension TimerMachine {
     private mutating func start(spec newSpec: TimerSpec?, startAt: Millis?, restart: Bool, at t: Millis, now: Millis) -> Result<[TimerEvent], CommandError> {
         switch state {
         case .running where !restart:
-            return refuse("start", hint: "it is already running; send reset first or start with restart: true")
+            return refuse("start", hint: "send reset first, or start with restart: true")
         case .paused where !restart:
             return refuse("start", hint: "send resume to continue, reset first, or start with restart: true")
         case .idle, .scheduled, .running, .paused, .expired, .finished, .cancelled:
@@ -141,7 +141,7 @@ extension TimerMachine {
             bump(at: t)
             return .success([event(.paused, due: t, index: run.index, phase: .paused)])
         case .paused:
-            return refuse("pause", hint: "it is already paused; send resume to continue")
+            return refuse("pause", hint: "send resume to continue")
         case .idle, .scheduled, .expired, .finished, .cancelled:
             return refuse("pause")
         }
@@ -156,7 +156,7 @@ extension TimerMachine {
             bump(at: t)
             return .success([event(.resumed, due: t, index: run.index, phase: phase(of: run))])
         case .running:
-            return refuse("resume", hint: "it is already running")
+            return refuse("resume", hint: "there is nothing to resume")
         case .idle, .scheduled, .expired, .finished, .cancelled:
             return refuse("resume")
         }

@@ -80,6 +80,10 @@ struct ClockJumpTests {
             #expect(psShifted.json["status"] == "paused" && psShifted.json["remaining_ms"]?.int64 == psRemaining, "\(psShifted.json)")
             psRevision += 1
             try await expectNodeTime(node, offset: 3_600_000)
+            // A retried request id is still a duplicate after the step (the dedup window is
+            // measured on the moved timeline): the first reply again, nothing applied twice.
+            let retried = try await node.send(["action": "pause", "id": try #require(ps.id)], timer: "ps")
+            #expect(retried.ok && retried.revision == ps.revision, "a retried pause after the jump: \(retried), first: \(ps)")
 
             // The countdown ends 12 s after its start in real time, at its moved end instant.
             var cpu = try CPUSample(pid: pid)

@@ -32,6 +32,21 @@ import Testing
         #expect(q.count == 0)
     }
 
+    @Test func shiftMovesEveryDeadline() {
+        var q = DeadlineQueue()
+        q.set(.timer("a"), at: 100)
+        q.set(.heartRate("hr"), at: 150)
+        q.set(.outbox, at: 120)
+        q.shift(by: 1_000)
+        #expect(q.popDue(now: 1_099).isEmpty)
+        #expect(q.popDue(now: 1_120) == [.timer("a"), .outbox])
+        q.set(.outbox, at: 1_500)   // a set after the shift is not moved again
+        q.shift(by: -500)   // hr 1150 -> 650, outbox 1500 -> 1000
+        #expect(q.popDue(now: 649).isEmpty && q.earliest() == 650)
+        #expect(q.popDue(now: 1_000) == [.heartRate("hr"), .outbox])
+        #expect(q.earliest() == nil)
+    }
+
     @Test func manyReschedulesKeepMemoryBounded() {
         var q = DeadlineQueue()
         for i in 0..<10_000 { q.set(.timer("t\(i % 10)"), at: Millis(i)) }

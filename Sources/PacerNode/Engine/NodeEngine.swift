@@ -187,6 +187,12 @@ actor NodeEngine {
             timers[id]!.machine.shiftAnchors(by: delta)
             output.timerChanged(id, events: [], forcePersist: true)
         }
+        // Everything else held in timeline instants moves too: what was 1 min ago still was.
+        ledger.shiftTimes(by: delta)  // a retried request id stays a duplicate
+        heartRate.shiftTimes(by: delta)  // a reading stays fresh as long as before
+        publishedUnmarked = publishedUnmarked.map { ($0.seq, $0.atMs.saturatingAdd(delta)) }
+        lastPruneMs = lastPruneMs.map { $0.saturatingAdd(delta) }
+        deadlines.shift(by: delta)  // heart-rate staleness, the outbox check's window
         rescheduleAll()
     }
 }

@@ -66,6 +66,11 @@ struct HeartRateMonitor {
     }
 
     /// When the current reading of `source` goes stale (a deadline for the scheduler).
+    /// Moves every reading's instant by `delta` (see `NodeEngine.checkClock`).
+    mutating func shiftTimes(by delta: Millis) {
+        for name in readings.keys { readings[name]!.atMs = readings[name]!.atMs.saturatingAdd(delta) }
+    }
+
     func staleAt(_ source: String) -> Millis? {
         readings[source].map { $0.atMs + settings.staleAfterMs }
     }

@@ -54,6 +54,14 @@ struct DeadlineQueue {
 
     var count: Int { current.count }
 
+    /// Moves every deadline by `delta` (the node's timeline was re-anchored after a
+    /// wall-clock step: what was due in 5 s is still due in 5 s).
+    mutating func shift(by delta: Millis) {
+        let moved = current.mapValues { $0.saturatingAdd(delta) }
+        current = moved
+        heap = Heap(moved.map { Entry(at: $0.value, owner: $0.key) })
+    }
+
     private mutating func dropStale() {
         while let top = heap.min, current[top.owner] != top.at {
             heap.removeMin()
