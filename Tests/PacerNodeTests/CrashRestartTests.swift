@@ -513,8 +513,15 @@ final class CrashRun {
                 problem("\(key) was published with due_ms \(published[0]["due_ms"]?.description ?? "none"), the core says \(event.dueMs)")
             }
         }
-        for (key, published) in terminalEvents.sorted(by: { $0.key < $1.key }) where predicted[key] == nil {
-            problem("\(key) was published but the core does not predict it: \(published)")
+        for (key, published) in terminalEvents.sorted(by: { $0.key < $1.key }) {
+            guard let event = predicted[key] else {
+                problem("\(key) was published but the core does not predict it: \(published)")
+                continue
+            }
+            // Also the ones due too recently to be required: when published, at their instant.
+            if event.dueMs > endMs - 1_500, published[0]["due_ms"]?.int64 != event.dueMs {
+                problem("\(key) was published with due_ms \(published[0]["due_ms"]?.description ?? "none"), the core says \(event.dueMs)")
+            }
         }
         if predicted.isEmpty { problem("the workout produced no finished/expired event at all; the test drove nothing") }
     }
