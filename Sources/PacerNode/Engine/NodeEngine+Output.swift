@@ -289,7 +289,10 @@ extension NodeEngine {
         do {
             try await client.publish(to: topic, payload: payload, qos: .atLeastOnce, retain: retain, properties: properties)
         } catch {
-            logger.debug("publish failed", metadata: ["topic": "\(topic)", "error": "\(error)"])
+            // Expected while the link is down (retained topics are republished on connect);
+            // otherwise a message was lost (e.g. the client's offline queue is full): say so.
+            let level: Logger.Level = linkUp ? .warning : .debug
+            logger.log(level: level, "publish failed", metadata: ["topic": "\(topic)", "error": "\(error)"])
         }
     }
 
