@@ -309,10 +309,13 @@ final class MQTTClientCore: @unchecked Sendable {
                 state.withLock { $0.ignoreAcknowledgement(of: messageID) }
             }
         }
-        // Then what was published while disconnected, in order. This only queues
-        // packets; libmosquitto sends them once it has marked the connection active.
-        for publish in action.flush {
-            _ = try? send(publish, on: mosq)
+        // Then what was published while disconnected, in order, and what queued behind it
+        // while it was being handed over. This only queues packets; libmosquitto sends them
+        // once it has marked the connection active.
+        var batch = action.flush
+        while !batch.isEmpty {
+            for publish in batch { _ = try? send(publish, on: mosq) }
+            batch = state.withLock { $0.flushSent() }
         }
         yield(action.event)
         for waiter in action.waiters { waiter.fulfil(action.result) }

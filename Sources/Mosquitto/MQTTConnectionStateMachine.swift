@@ -74,6 +74,9 @@ struct MQTTConnectionStateMachine {
     private(set) var connectionGeneration = 0
     /// QoS 1/2 publishes made while disconnected, sent after the next CONNACK.
     private(set) var offlineQueue: [PendingPublish] = []
+    /// Between a CONNACK and the end of its flush of `offlineQueue` (sent outside the lock):
+    /// new publishes keep queueing behind the flushed ones, so none overtakes them.
+    private(set) var flushing = false
 
     /// Remembered subscriptions, redone after every CONNACK.
     private(set) var subscriptions: [String: MQTTQoS] = [:]
@@ -212,6 +215,7 @@ struct MQTTConnectionStateMachine {
             lastFailure = nil
             let flush = offlineQueue
             offlineQueue.removeAll()
+            flushing = !flush.isEmpty
             return ConnackAction(
                 event: .connected(sessionPresent: sessionPresent), waiters: waiters, result: .success(()),
                 resubscribe: subscriptions.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
@@ -369,8 +373,24 @@ struct MQTTConnectionStateMachine {
 
     /// publish(): send now when connected, else keep it (QoS 1/2) for the next CONNACK.
     mutating func publishRequested(_ publish: PendingPublish) -> PublishDecision {
-        if phase == .connected { return .publishNow(generation: connectionGeneration) }
+        if phase == .connected {
+            // QoS 0 is never kept; QoS 1/2 waits behind a flush in progress.
+            if !flushing || publish.qos == .atMostOnce { return .publishNow(generation: connectionGeneration) }
+            return keepForReconnect(publish)
+        }
         return keepForReconnect(publish)
+    }
+
+    /// The network thread sent a flush: what queued behind it meanwhile (sent next, then
+    /// asked again), or nothing, which ends the flush.
+    mutating func flushSent() -> [PendingPublish] {
+        guard phase == .connected, !offlineQueue.isEmpty else {
+            flushing = false
+            return []
+        }
+        let more = offlineQueue
+        offlineQueue.removeAll()
+        return more
     }
 
     /// libmosquitto answered "no connection" to a `.publishNow` made on connection

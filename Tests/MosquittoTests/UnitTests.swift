@@ -163,6 +163,39 @@ struct MQTTLogicTests {
         #expect(!r11.first)
     }
 
+    @Test("a QoS 1 publish made while the CONNACK's flush is being sent queues behind it; QoS 0 goes at once")
+    func publishDuringFlush() {
+        var state = machine()
+        func publish(_ topic: String, _ qos: MQTTQoS) -> MQTTConnectionStateMachine.PendingPublish {
+            .init(topic: topic, payload: [1], qos: qos, retain: false, properties: .none)
+        }
+        let early = state.publishRequested(publish("early", .atLeastOnce))
+        #expect(early == .queued)
+        _ = startConnect(&state)
+        let connack = state.connackReceived(reasonCode: 0, sessionPresent: false)
+        #expect(connack.flush.map(\.topic) == ["early"])
+        // The network thread is handing "early" to libmosquitto (outside the lock) when:
+        let late = state.publishRequested(publish("late", .atLeastOnce))
+        #expect(late == .queued)
+        let q0 = state.publishRequested(publish("q0", .atMostOnce))
+        #expect(q0 == .publishNow(generation: 1))
+        let more = state.flushSent()
+        #expect(more.map(\.topic) == ["late"])
+        let none = state.flushSent()
+        #expect(none.isEmpty)
+        // The flush is over: publishes go straight out again.
+        let after = state.publishRequested(publish("after", .atLeastOnce))
+        #expect(after == .publishNow(generation: 1))
+        // A CONNACK with nothing to flush does not hold anything back.
+        _ = state.connectionEnded(rc: MOSQ_CONN_LOST, errno: 0)
+        let started = state.attemptStarting()
+        #expect(started)
+        let again = state.connackReceived(reasonCode: 0, sessionPresent: true)
+        #expect(again.flush.isEmpty)
+        let next = state.publishRequested(publish("next", .atLeastOnce))
+        #expect(next == .publishNow(generation: 2))
+    }
+
     @Test("publishes are kept while disconnected (QoS 1/2 only, bounded) and flushed at the CONNACK")
     func offlineQueue() {
         var state = machine()
