@@ -265,6 +265,7 @@ final class MQTTClientCore: @unchecked Sendable {
                     rc = mosquitto_loop(mosq, 1000, 1)
                     savedErrno = errno
                     if rc != MOSQ_ERR_SUCCESS.rawValue { break }
+                    flushKeptPublishes()
                     if let stopDeadline, ContinuousClock.now >= stopDeadline { break }
                 }
             }
@@ -284,6 +285,17 @@ final class MQTTClientCore: @unchecked Sendable {
         let (waiters, destroy) = state.withLock { $0.threadExited() }
         if destroy { mosquitto_destroy(mosq) }
         for waiter in waiters { waiter.fulfil(()) }
+    }
+
+    /// Sends the publishes kept while disconnected, in order, and those that queued behind
+    /// them meanwhile (a no-op but for one lock when no flush is due). This only queues
+    /// packets; the next loop call writes them.
+    private func flushKeptPublishes() {
+        var batch = state.withLock { $0.takeFlush() }
+        while !batch.isEmpty {
+            for publish in batch { _ = try? send(publish, on: mosq) }
+            batch = state.withLock { $0.takeFlush() }
+        }
     }
 
     /// Sleeps `delay` unless woken (by disconnect() or an abandoned connect()).
@@ -309,14 +321,8 @@ final class MQTTClientCore: @unchecked Sendable {
                 state.withLock { $0.ignoreAcknowledgement(of: messageID) }
             }
         }
-        // Then what was published while disconnected, in order, and what queued behind it
-        // while it was being handed over. This only queues packets; libmosquitto sends them
-        // once it has marked the connection active.
-        var batch = action.flush
-        while !batch.isEmpty {
-            for publish in batch { _ = try? send(publish, on: mosq) }
-            batch = state.withLock { $0.flushSent() }
-        }
+        // What was published while disconnected goes out from the network loop once this
+        // callback has returned (see MQTTConnectionStateMachine.takeFlush).
         yield(action.event)
         for waiter in action.waiters { waiter.fulfil(action.result) }
     }

@@ -196,8 +196,6 @@ struct MQTTConnectionStateMachine {
         var result: Result<Void, MQTTError>
         /// Subscriptions to redo (success only).
         var resubscribe: [(String, MQTTQoS)]
-        /// Publishes made while disconnected, to send now (success only).
-        var flush: [PendingPublish] = []
     }
 
     /// on_connect: the broker answered the CONNECT.
@@ -213,13 +211,12 @@ struct MQTTConnectionStateMachine {
             connectionGeneration += 1
             failedAttempts = 0
             lastFailure = nil
-            let flush = offlineQueue
-            offlineQueue.removeAll()
-            flushing = !flush.isEmpty
+            // The kept publishes go out after libmosquitto has resent its own older ones
+            // (its retry runs when this callback returns): see `takeFlush`.
+            flushing = true
             return ConnackAction(
                 event: .connected(sessionPresent: sessionPresent), waiters: waiters, result: .success(()),
-                resubscribe: subscriptions.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
-                flush: flush)
+                resubscribe: subscriptions.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
         }
         let error = MQTTError.connack(reasonCode, version: version)
         refusalThisConnection = error
@@ -266,8 +263,14 @@ struct MQTTConnectionStateMachine {
         ackWaiters.removeAll()
         let wasConnected = connackThisConnection && refusalThisConnection == nil
         if phase == .connected { phase = .reconnecting }
+        flushing = false  // what is left waits for the next CONNACK
 
         if stopRequested {
+            // A connection that was up ends without disconnect() (a connect() that timed out
+            // as its CONNACK arrived): its end is still an event, so no listener thinks it is up.
+            if wasConnected, phase != .closed {
+                action.events.append(.disconnected(reason: "the connection attempt was abandoned"))
+            }
             action.next = .stop
             action.waiters = Array(connectWaiters.values)
             connectWaiters.removeAll()
@@ -381,16 +384,20 @@ struct MQTTConnectionStateMachine {
         return keepForReconnect(publish)
     }
 
-    /// The network thread sent a flush: what queued behind it meanwhile (sent next, then
-    /// asked again), or nothing, which ends the flush.
-    mutating func flushSent() -> [PendingPublish] {
+    /// The network thread, after each `mosquitto_loop` call: the kept publishes to send now,
+    /// in order (then it asks again), or nothing, which ends the flush. A flush starts at a
+    /// CONNACK and is taken only after the loop call that handled it has returned, that is
+    /// after libmosquitto resent the older messages it kept itself, so nothing newer
+    /// overtakes them; publishes made meanwhile queue behind.
+    mutating func takeFlush() -> [PendingPublish] {
+        guard flushing else { return [] }
         guard phase == .connected, !offlineQueue.isEmpty else {
             flushing = false
             return []
         }
-        let more = offlineQueue
+        let batch = offlineQueue
         offlineQueue.removeAll()
-        return more
+        return batch
     }
 
     /// libmosquitto answered "no connection" to a `.publishNow` made on connection

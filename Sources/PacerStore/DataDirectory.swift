@@ -156,7 +156,7 @@ enum DataDirectory {
         let fd = posixOpen(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
             let code = errno
-            if exists(path) {
+            if code == EACCES || code == EPERM, exists(path) {
                 // Typically a data directory first used by another user (pacer run as root once).
                 throw StoreError(.directory, "cannot open lock file \(path): \(errnoText(code))\(ownerNote(path)); give the data directory and its files to the user Pacer runs as (chown -R), or choose another data directory with --data-dir")
             }

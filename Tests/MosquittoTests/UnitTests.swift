@@ -163,7 +163,7 @@ struct MQTTLogicTests {
         #expect(!r11.first)
     }
 
-    @Test("a QoS 1 publish made while the CONNACK's flush is being sent queues behind it; QoS 0 goes at once")
+    @Test("kept publishes go out after the CONNACK's loop call (after libmosquitto's own resends); publishes meanwhile queue behind them; QoS 0 goes at once")
     func publishDuringFlush() {
         var state = machine()
         func publish(_ topic: String, _ qos: MQTTQoS) -> MQTTConnectionStateMachine.PendingPublish {
@@ -172,28 +172,66 @@ struct MQTTLogicTests {
         let early = state.publishRequested(publish("early", .atLeastOnce))
         #expect(early == .queued)
         _ = startConnect(&state)
-        let connack = state.connackReceived(reasonCode: 0, sessionPresent: false)
-        #expect(connack.flush.map(\.topic) == ["early"])
-        // The network thread is handing "early" to libmosquitto (outside the lock) when:
+        _ = state.connackReceived(reasonCode: 0, sessionPresent: false)
+        // Between the CONNACK and the end of that loop call (libmosquitto resends its own
+        // kept messages then), a new QoS 1 publish waits behind "early":
         let late = state.publishRequested(publish("late", .atLeastOnce))
         #expect(late == .queued)
         let q0 = state.publishRequested(publish("q0", .atMostOnce))
         #expect(q0 == .publishNow(generation: 1))
-        let more = state.flushSent()
-        #expect(more.map(\.topic) == ["late"])
-        let none = state.flushSent()
+        let first = state.takeFlush()
+        #expect(first.map(\.topic) == ["early", "late"])
+        // Handed over outside the lock, while one more comes:
+        let later = state.publishRequested(publish("later", .atLeastOnce))
+        #expect(later == .queued)
+        let more = state.takeFlush()
+        #expect(more.map(\.topic) == ["later"])
+        let none = state.takeFlush()
         #expect(none.isEmpty)
-        // The flush is over: publishes go straight out again.
+        // The flush is over: publishes go straight out again, and nothing more is taken.
         let after = state.publishRequested(publish("after", .atLeastOnce))
         #expect(after == .publishNow(generation: 1))
-        // A CONNACK with nothing to flush does not hold anything back.
+        let idle = state.takeFlush()
+        #expect(idle.isEmpty)
+        // A connection that ends mid-flush keeps the rest for the next CONNACK.
+        let kept = state.publishRequested(publish("x", .atLeastOnce))
+        #expect(kept == .publishNow(generation: 1))
         _ = state.connectionEnded(rc: MOSQ_CONN_LOST, errno: 0)
+        let y = state.publishRequested(publish("y", .atLeastOnce))
+        #expect(y == .queued)
+        let down = state.takeFlush()
+        #expect(down.isEmpty)
         let started = state.attemptStarting()
         #expect(started)
-        let again = state.connackReceived(reasonCode: 0, sessionPresent: true)
-        #expect(again.flush.isEmpty)
+        _ = state.connackReceived(reasonCode: 0, sessionPresent: true)
+        let again = state.takeFlush()
+        #expect(again.map(\.topic) == ["y"])
+        let drained = state.takeFlush()
+        #expect(drained.isEmpty)
         let next = state.publishRequested(publish("next", .atLeastOnce))
         #expect(next == .publishNow(generation: 2))
+    }
+
+    @Test("a connection that was up and ends because connect() gave up still reports its end")
+    func abandonedAfterConnack() {
+        var state = machine()
+        let waiter = OneShot<Result<Void, MQTTError>>()
+        guard case .startThreadAndWait(let token) = state.connectRequested(waiter) else {
+            Issue.record("expected the thread to start")
+            return
+        }
+        _ = state.attemptStarting()
+        // connect() times out just as the CONNACK comes: the thread is told to stop...
+        let abandoned = state.connectAbandoned(token: token)
+        #expect(abandoned)
+        _ = state.connackReceived(reasonCode: 0, sessionPresent: false)
+        // ... and the connection it had made ends with an event, not silently.
+        let end = state.connectionEnded(rc: 0, errno: 0)
+        let ended = end.events.contains { event in
+            if case .disconnected = event { return true }
+            return false
+        }
+        #expect(ended, "no end event: \(end.events)")
     }
 
     @Test("publishes are kept while disconnected (QoS 1/2 only, bounded) and flushed at the CONNACK")
@@ -218,8 +256,11 @@ struct MQTTLogicTests {
         }
         #expect(full.message.contains("2 publishes already wait"))
         _ = startConnect(&state)
-        let connack = state.connackReceived(reasonCode: 0, sessionPresent: false)
-        #expect(connack.flush.map(\.topic) == ["b", "c"])
+        _ = state.connackReceived(reasonCode: 0, sessionPresent: false)
+        let flush = state.takeFlush()
+        #expect(flush.map(\.topic) == ["b", "c"])
+        let flushEnd = state.takeFlush()
+        #expect(flushEnd.isEmpty)
         let r14 = state.publishRequested(publish("e", .atMostOnce))
         #expect(r14 == .publishNow(generation: 1))
         // "No connection" at QoS 1/2: libmosquitto kept the message in its own outgoing
@@ -235,8 +276,9 @@ struct MQTTLogicTests {
         #expect(down.code == .notConnected)
         let r16 = state.attemptStarting()
         #expect(r16)
-        let again = state.connackReceived(reasonCode: 0, sessionPresent: true)
-        #expect(again.flush.isEmpty, "f is libmosquitto's to resend, not ours: \(again.flush.map(\.topic))")
+        _ = state.connackReceived(reasonCode: 0, sessionPresent: true)
+        let again = state.takeFlush()
+        #expect(again.isEmpty, "f is libmosquitto's to resend, not ours: \(again.map(\.topic))")
         // ... but if a newer connection is already up, a QoS 0 publish goes out on it now.
         let r17 = state.publishFoundNoConnection(publish("g", .atMostOnce), generation: 1)
         #expect(r17 == .publishNow(generation: 2))

@@ -266,7 +266,6 @@ extension NodeConfiguration {
         return problems
     }
 
-    /// Compiles every declared timer and preset so a bad spec fails at start, not at first use.
     /// TLS follows the URL's scheme alone (after every layer applied): TLS files with a plain
     /// `mqtt://` URL are a mistake to report, never a reason to guess (a certificate silently
     /// dropped, or TLS spoken to a plain port).
@@ -280,6 +279,7 @@ extension NodeConfiguration {
             reason: "\(names) \(set.count == 1 ? "is a TLS setting" : "are TLS settings"), but the broker URL mqtt://\(broker.host):\(broker.port) is plain TCP; use mqtts://\(broker.host):8883 (or the broker's TLS port), or remove \(names)")]
     }
 
+    /// Compiles every declared timer and preset so a bad spec fails at start, not at first use.
     private func validateTimers() -> [ConfigurationProblem] {
         var problems: [ConfigurationProblem] = []
         var seen = Set<String>()

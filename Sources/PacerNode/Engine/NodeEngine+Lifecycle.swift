@@ -105,6 +105,7 @@ extension NodeEngine {
         switch event {
         case .connected(let sessionPresent):
             logger.info("connected to the broker", metadata: ["broker": "\(configuration.broker.url)", "session_present": "\(sessionPresent)"])
+            if linkUp { linkDown() }  // a new connection whose predecessor's end went unseen
             linkUp = true
             output.republishAll = true
         case .disconnected(let reason):

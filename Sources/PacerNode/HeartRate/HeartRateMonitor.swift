@@ -65,12 +65,12 @@ struct HeartRateMonitor {
         return reading
     }
 
-    /// When the current reading of `source` goes stale (a deadline for the scheduler).
     /// Moves every reading's instant by `delta` (see `NodeEngine.checkClock`).
     mutating func shiftTimes(by delta: Millis) {
         for name in readings.keys { readings[name]!.atMs = readings[name]!.atMs.saturatingAdd(delta) }
     }
 
+    /// When the current reading of `source` goes stale (a deadline for the scheduler).
     func staleAt(_ source: String) -> Millis? {
         readings[source].map { $0.atMs + settings.staleAfterMs }
     }
