@@ -49,7 +49,7 @@ struct PermissionTests {
             try await node.launch()
             #expect(node.log.contains("WITHOUT a database"), "no loud log line:\n\(node.log)")
             #expect(node.log.contains("is read-only"), "the log does not say the directory is read-only:\n\(node.log)")
-            let info = try await retainedInfo(node)
+            let info = try await node.retainedInfo()
             #expect(info["storage"]?["ok"] == false, "\(info)")
             let error = info["storage"]?["error"]?.string ?? ""
             #expect(error.contains(node.dataDirectory.path) && error.contains("read-only"), "\(info)")
@@ -83,7 +83,7 @@ struct PermissionTests {
             let start = node.probe.count
             try await node.launch()
             #expect(node.log.contains("WITHOUT a database"), "no loud log line:\n\(node.log)")
-            let info = try await retainedInfo(node)
+            let info = try await node.retainedInfo()
             #expect(info["storage"]?["ok"] == false, "\(info)")
             let error = info["storage"]?["error"]?.string ?? ""
             #expect(error.contains("database file \(database) cannot be written") && error.contains("owner uid"), "\(info)")
@@ -114,7 +114,7 @@ struct PermissionTests {
             await privileged.terminate()
             #expect(chown(node.dataDirectory.path, Self.nobody.uid, Self.nobody.gid) == 0)
             try await node.launch()
-            let info = try await retainedInfo(node)
+            let info = try await node.retainedInfo()
             let error = info["storage"]?["error"]?.string ?? ""
             let lock = node.dataDirectory.appendingPathComponent("pacer.lock").path
             #expect(error.contains("cannot open lock file \(lock)") && error.contains("owner uid 0") && error.contains("chown -R"), "\(info)")
@@ -130,8 +130,4 @@ struct PermissionTests {
         #expect(node.process?.isRunning == true, "the node exited:\n\(node.log)")
     }
 
-    private func retainedInfo(_ node: TestNode) async throws -> JSONValue {
-        let retained = try await node.retained([node.topic("info")])
-        return try #require(retained[node.topic("info")].flatMap(decodeJSON), "no retained info")
-    }
 }

@@ -32,7 +32,7 @@ struct StorageRecoveryTests {
             #expect(line.contains(aside), "the log line does not name \(aside): \(line)")
             #expect(try Data(contentsOf: node.dataDirectory.appendingPathComponent(aside)) == Data(garbage), "the moved file is not the garbage as it was")
 
-            let info = try await retainedInfo(node)
+            let info = try await node.retainedInfo()
             #expect(info["storage"]?["ok"] == true, "\(info)")
             #expect(info["timers"] == [], "the node did not start empty: \(info)")
 
@@ -59,7 +59,7 @@ struct StorageRecoveryTests {
                 var isDirectory: ObjCBool = false
                 #expect(FileManager.default.fileExists(atPath: dataDirectory.path, isDirectory: &isDirectory) && isDirectory.boolValue)
                 #expect(FileManager.default.fileExists(atPath: dataDirectory.appendingPathComponent("pacer.sqlite").path))
-                let info = try await retainedInfo(node)
+                let info = try await node.retainedInfo()
                 #expect(info["storage"]?["ok"] == true, "\(info)")
                 #expect(info["storage"]?["path"]?.string?.hasPrefix(dataDirectory.path) == true, "\(info)")
                 let reply = try await node.send(["action": "create", "timer": "kitchen", "spec": ["kind": "countdown", "duration": "5m"]])
@@ -96,7 +96,7 @@ struct StorageRecoveryTests {
     private func expectRunsWithoutDatabase(_ node: TestNode, dataDirectory: String) async throws {
         try await withCustomProcess(node, dataDirectory: dataDirectory) { process in
             #expect(node.log.contains("WITHOUT a database"), "no loud log line:\n\(node.log)")
-            let info = try await retainedInfo(node)
+            let info = try await node.retainedInfo()
             #expect(info["storage"]?["ok"] == false, "\(info)")
             let error = info["storage"]?["error"]?.string ?? ""
             #expect(error.contains(dataDirectory) || error.contains("data-dir"), "the storage error does not say what is wrong: \(info)")
@@ -395,10 +395,6 @@ struct StorageRecoveryTests {
 
     // MARK: Helpers
 
-    private func retainedInfo(_ node: TestNode) async throws -> JSONValue {
-        let retained = try await node.retained([node.topic("info")])
-        return try #require(retained[node.topic("info")].flatMap(decodeJSON), "no retained info")
-    }
 }
 
 /// Launches `pacer run` for `node` with another data directory, waits until it is online,

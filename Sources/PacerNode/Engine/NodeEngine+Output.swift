@@ -97,7 +97,7 @@ extension NodeEngine {
                 outboxCheck?.pending.append(record)
                 continue
             }
-            await publish(to: topics.timer(event.timer).event, JSONCoding.encode(event.json), retain: false)
+            await publishEvent(event)
             if let seq = record?.seq { seqs.append(seq) }
         }
         for id in output.deletedTimers {
@@ -171,9 +171,7 @@ extension NodeEngine {
         await beginOutboxCheck(now: now)
         await publish(to: topics.status, Array("online".utf8), retain: true)
         await publishInfo()
-        for event in unwrittenRestoreEvents {
-            await publish(to: topics.timer(event.timer).event, JSONCoding.encode(event.json), retain: false)
-        }
+        for event in unwrittenRestoreEvents { await publishEvent(event) }
         unwrittenRestoreEvents.removeAll()
         // Timers with events in the outbox wait for the outbox check (see OutboxCheck).
         for id in timers.keys.sorted() where !isHeldByOutbox(id) { await publishTimer(id, now: now, force: true) }
@@ -281,6 +279,11 @@ extension NodeEngine {
         let blob = (try? Array(encoder.encode(entry.machine))) ?? []
         return TimerRecord(id: entry.machine.id, machine: blob, revision: entry.machine.revision,
                            restorePolicy: entry.restore.rawValue, updatedAtMs: now)
+    }
+
+    /// A timer event on its `event` topic (not retained).
+    func publishEvent(_ event: TimerEvent) async {
+        await publish(to: topics.timer(event.timer).event, JSONCoding.encode(event.json), retain: false)
     }
 
     /// One publish; failures are logged, never fatal (the client keeps QoS 1 publishes made

@@ -274,6 +274,13 @@ final class TestNode: Sendable {
         try await retainedMessages(port: brokerPort, filters)
     }
 
+    /// The retained `info` JSON as a new subscriber gets it now.
+    func retainedInfo() async throws -> JSONValue {
+        let retained = try await retained([topic("info")])
+        guard let info = retained[topic("info")].flatMap(decodeJSON) else { throw HarnessError("no retained info") }
+        return info
+    }
+
     /// Waits until the node has handled everything sent before: a `time` command is answered
     /// only after every earlier command (one owner handles commands in arrival order).
     func barrier() async throws {
