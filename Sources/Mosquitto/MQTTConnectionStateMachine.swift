@@ -339,7 +339,10 @@ struct MQTTConnectionStateMachine {
             || (lastLoggedProblem.map { $0.contains("SSL") || $0.contains("certificate") } ?? false)
         if tlsConfigured, !connackThisConnection, looksLikeTLS {
             let detail = lastLoggedProblem ?? MQTTError.mosquitto(rc, errno: errno, "TLS").message
-            let advice = MQTTError.tlsHandshakeAdvice(detail, certificateConfigured: clientCertificateConfigured)
+            // A protocol error with no OpenSSL text: the broker broke the connection off.
+            let reasonUnread = lastLoggedProblem == nil && rc == MOSQ_ERR_ERRNO.rawValue && errno == EPROTO
+            let advice = MQTTError.tlsHandshakeAdvice(
+                detail, certificateConfigured: clientCertificateConfigured, reasonUnread: reasonUnread)
             return MQTTError(.tls, "the TLS handshake with \(endpoint) failed: \(detail) (mosq_err_t \(rc)); \(advice)")
         }
         if !connackThisConnection, rc == MOSQ_ERR_CONN_LOST.rawValue || rc == MOSQ_ERR_NO_CONN.rawValue, tlsConfigured == false,

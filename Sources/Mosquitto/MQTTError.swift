@@ -171,7 +171,20 @@ extension MQTTError {
     /// "tlsv13 alert certificate required" (none sent; TLS 1.2 says "alert handshake
     /// failure"), "alert unknown ca" / "bad certificate" / "certificate expired" ... (sent,
     /// refused). "key values mismatch" comes from loading a key that is not the certificate's.
-    static func tlsHandshakeAdvice(_ text: String, certificateConfigured: Bool) -> String {
+    ///
+    /// With TLS 1.3 the client's side of the handshake is over before the broker checks
+    /// the client certificate, so the client sends CONNECT at once; a broker that refuses
+    /// the certificate sends its alert and closes with that CONNECT unread, which resets the
+    /// connection, and the reset can discard the alert before OpenSSL reads it. The client
+    /// then sees only a reset or protocol error with no OpenSSL text (`reasonUnread`): every
+    /// check the client makes itself (the broker's certificate, its name) does log a text,
+    /// so what is left is the broker's verdict on the client certificate.
+    static func tlsHandshakeAdvice(_ text: String, certificateConfigured: Bool, reasonUnread: Bool = false) -> String {
+        if reasonUnread {
+            return certificateConfigured
+                ? "the broker reset the connection without a TLS alert the client could read, as it does when it refused the client certificate (certificateFile / cert_file): it must be signed by a CA in the broker's cafile, be valid now and allow client authentication (extendedKeyUsage clientAuth); the broker's log says why"
+                : "the broker reset the connection without a TLS alert the client could read, as a broker that requires a client certificate does: set certificateFile and keyFile (cert_file / key_file in the node's broker settings) to a certificate signed by a CA the broker trusts (its cafile) and its key; the broker's log says why"
+        }
         if text.contains("alert certificate required") || (!certificateConfigured && text.contains("alert handshake failure")) {
             let verb = text.contains("alert certificate required") ? "requires" : "may require"
             return "the broker \(verb) a client certificate: set certificateFile and keyFile (cert_file / key_file in the node's broker settings) to a certificate signed by a CA the broker trusts (its cafile) and its key"

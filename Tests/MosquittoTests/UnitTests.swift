@@ -107,6 +107,31 @@ struct MQTTLogicTests {
         #expect(end.waiters.count == 1)
     }
 
+    @Test("a TLS connection reset without any OpenSSL text (the alert was lost) points at the client certificate",
+          arguments: [false, true])
+    func tlsResetWithoutReason(certificateConfigured: Bool) {
+        var state = MQTTConnectionStateMachine(
+            version: .v5, reconnectPolicy: MQTTReconnectPolicy(initialDelay: .seconds(1), maximumDelay: .seconds(30)),
+            endpoint: "127.0.0.1:8883", tlsConfigured: true, clientCertificateConfigured: certificateConfigured)
+        _ = startConnect(&state)
+        let end = state.connectionEnded(rc: MOSQ_ERRNO, errno: EPROTO)
+        guard case .failure(let error) = end.result else { Issue.record("expected a failure"); return }
+        #expect(error.code == .tls)
+        #expect(error.message.contains("without a TLS alert the client could read"), "\(error.message)")
+        #expect(error.message.contains(certificateConfigured ? "refused the client certificate" : "requires a client certificate"), "\(error.message)")
+        #expect(!error.message.contains("names this host"), "\(error.message)")
+        // With OpenSSL's text, the text decides (here: the client's own check of the broker).
+        var logged = MQTTConnectionStateMachine(
+            version: .v5, reconnectPolicy: MQTTReconnectPolicy(initialDelay: .seconds(1), maximumDelay: .seconds(30)),
+            endpoint: "127.0.0.1:8883", tlsConfigured: true, clientCertificateConfigured: certificateConfigured)
+        _ = startConnect(&logged)
+        logged.logged(problem: "OpenSSL Error[0]: error:0A000086:SSL routines::certificate verify failed")
+        guard case .failure(let verify) = logged.connectionEnded(rc: MOSQ_ERRNO, errno: EPROTO).result else {
+            Issue.record("expected a failure"); return
+        }
+        #expect(verify.message.contains("names this host"), "\(verify.message)")
+    }
+
     @Test("a fatal error after a success emits loopExited and stops")
     func fatalAfterSuccess() {
         var state = machine()
