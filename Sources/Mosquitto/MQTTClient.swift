@@ -189,14 +189,14 @@ public final class MQTTClient: @unchecked Sendable {
         try Self.checkTopicFilter(topicFilter)
         let waiter = OneShot<Result<Void, MQTTError>>()
         let sent = try core.withHandle { mosq throws(MQTTError) -> Bool in
-            guard core.state.withLock({ $0.subscriptionAdded(topicFilter, qos: qos) }) else { return false }
+            guard let generation = core.state.withLock({ $0.subscriptionAdded(topicFilter, qos: qos) }) else { return false }
             var messageID: Int32 = 0
             let rc = mosquitto_subscribe_v5(mosq, &messageID, topicFilter, qos.rawValue, 0, nil)
             if rc == MOSQ_ERR_NO_CONN.rawValue { return false }
             if rc != MOSQ_ERR_SUCCESS.rawValue {
                 throw MQTTError.mosquitto(rc, errno: errno, "subscribing to \(topicFilter)")
             }
-            core.state.withLock { $0.awaitAcknowledgement(of: messageID, waiter) }
+            core.state.withLock { $0.awaitAcknowledgement(of: messageID, sentOn: generation, waiter) }
             return true
         }
         guard sent else { return }
@@ -217,14 +217,14 @@ public final class MQTTClient: @unchecked Sendable {
         try Self.checkTopicFilter(topicFilter)
         let waiter = OneShot<Result<Void, MQTTError>>()
         let sent = try core.withHandle { mosq throws(MQTTError) -> Bool in
-            guard core.state.withLock({ $0.subscriptionRemoved(topicFilter) }) else { return false }
+            guard let generation = core.state.withLock({ $0.subscriptionRemoved(topicFilter) }) else { return false }
             var messageID: Int32 = 0
             let rc = mosquitto_unsubscribe_v5(mosq, &messageID, topicFilter, nil)
             if rc == MOSQ_ERR_NO_CONN.rawValue { return false }
             if rc != MOSQ_ERR_SUCCESS.rawValue {
                 throw MQTTError.mosquitto(rc, errno: errno, "unsubscribing from \(topicFilter)")
             }
-            core.state.withLock { $0.awaitAcknowledgement(of: messageID, waiter) }
+            core.state.withLock { $0.awaitAcknowledgement(of: messageID, sentOn: generation, waiter) }
             return true
         }
         guard sent else { return }

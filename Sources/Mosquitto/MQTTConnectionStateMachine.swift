@@ -444,21 +444,30 @@ struct MQTTConnectionStateMachine {
     // MARK: Subscriptions
 
     /// subscribe(): remember it. Returns whether to send SUBSCRIBE now (connected).
-    mutating func subscriptionAdded(_ filter: String, qos: MQTTQoS) -> Bool {
+    /// Remembers a subscription. Returns the connection's generation when connected (the
+    /// SUBSCRIBE goes out now), nil when it waits for the next CONNACK.
+    mutating func subscriptionAdded(_ filter: String, qos: MQTTQoS) -> Int? {
         subscriptions[filter] = qos
-        return phase == .connected
+        return phase == .connected ? connectionGeneration : nil
     }
 
-    mutating func subscriptionRemoved(_ filter: String) -> Bool {
+    /// Forgets a subscription; returns like ``subscriptionAdded(_:qos:)``.
+    mutating func subscriptionRemoved(_ filter: String) -> Int? {
         subscriptions[filter] = nil
-        return phase == .connected
+        return phase == .connected ? connectionGeneration : nil
     }
 
-    /// Registers a waiter for the SUBACK/UNSUBACK of `messageID`; fulfils it at once when
-    /// the acknowledgement already arrived.
-    mutating func awaitAcknowledgement(of messageID: Int32, _ waiter: OneShot<Result<Void, MQTTError>>) {
-        if let early = earlyAcks.removeValue(forKey: messageID) {
+    /// Registers a waiter for the SUBACK/UNSUBACK of `messageID`, sent on connection
+    /// `generation`; fulfils it at once when the acknowledgement already arrived, or when
+    /// that connection has ended meanwhile (its waiters were settled without this one, and
+    /// the remembered subscriptions are redone on the next CONNACK): never left waiting.
+    mutating func awaitAcknowledgement(
+        of messageID: Int32, sentOn generation: Int, _ waiter: OneShot<Result<Void, MQTTError>>
+    ) {
+        if let early = earlyAcks.removeValue(forKey: messageID), generation == connectionGeneration {
             waiter.fulfil(early)
+        } else if phase != .connected || generation != connectionGeneration {
+            waiter.fulfil(.success(()))
         } else {
             ackWaiters[messageID] = waiter
         }

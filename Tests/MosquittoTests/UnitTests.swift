@@ -312,24 +312,53 @@ struct MQTTLogicTests {
     }
 
     @Test("subscriptions are remembered and redone after every CONNACK; early SUBACKs are not lost")
-    func subscriptions() {
+    func subscriptions() throws {
         var state = machine()
         let r18 = state.subscriptionAdded("a/#", qos: .atLeastOnce)
-        #expect(r18 == false)  // not connected: later
+        #expect(r18 == nil)  // not connected: later
         _ = startConnect(&state)
         let connack = state.connackReceived(reasonCode: 0, sessionPresent: false)
         #expect(connack.resubscribe.map(\.0) == ["a/#"])
-        let r19 = state.subscriptionAdded("b", qos: .atMostOnce)
-        #expect(r19)
+        let added = state.subscriptionAdded("b", qos: .atMostOnce)
+        let generation = try #require(added)
         // The SUBACK arrives before the waiter is registered.
         let r20 = state.acknowledgementReceived(messageID: 7, result: .success(()))
         #expect(r20 == nil)
         let waiter = OneShot<Result<Void, MQTTError>>()
-        state.awaitAcknowledgement(of: 7, waiter)
+        state.awaitAcknowledgement(of: 7, sentOn: generation, waiter)
         #expect(!waiter.fulfil(.success(())))  // already fulfilled
+        // A waiter registered normally waits for its SUBACK.
+        let addedC = state.subscriptionAdded("c", qos: .atMostOnce)
+        let sent = try #require(addedC)
+        let waiting = OneShot<Result<Void, MQTTError>>()
+        state.awaitAcknowledgement(of: 8, sentOn: sent, waiting)
+        #expect(state.acknowledgementReceived(messageID: 8, result: .success(())) === waiting)
         let r21 = state.subscriptionRemoved("a/#")
-        #expect(r21)
-        #expect(state.subscriptions.keys.sorted() == ["b"])
+        #expect(r21 != nil)
+        #expect(state.subscriptions.keys.sorted() == ["b", "c"])
+    }
+
+    @Test("a SUBACK waiter registered after its connection ended is settled at once, not left waiting",
+          arguments: [false, true])
+    func subscribeRacingConnectionEnd(reconnectedFirst: Bool) throws {
+        var state = machine()
+        _ = startConnect(&state)
+        _ = state.connackReceived(reasonCode: 0, sessionPresent: false)
+        let added = state.subscriptionAdded("x", qos: .atLeastOnce)
+        let generation = try #require(added)
+        // SUBSCRIBE handed to libmosquitto; the connection ends before the caller registers.
+        let end = state.connectionEnded(rc: MOSQ_CONN_LOST, errno: 0)
+        #expect(end.orphanedAcks.isEmpty)
+        if reconnectedFirst {
+            let started = state.attemptStarting()
+            #expect(started)
+            let connack = state.connackReceived(reasonCode: 0, sessionPresent: true)
+            #expect(connack.resubscribe.map(\.0) == ["x"])  // redone on the new connection
+        }
+        let waiter = OneShot<Result<Void, MQTTError>>()
+        state.awaitAcknowledgement(of: 3, sentOn: generation, waiter)
+        #expect(!waiter.fulfil(.failure(MQTTError(.io, "late"))), "the waiter was left waiting")
+        #expect(state.acknowledgementReceived(messageID: 3, result: .success(())) == nil)
     }
 
     @Test("CONNACK codes map to error codes with actionable messages", arguments: [
