@@ -94,7 +94,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PacerStoreTests",
-            dependencies: ["PacerStore"],
+            dependencies: ["PacerStore", "PacerTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

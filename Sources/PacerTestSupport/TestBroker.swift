@@ -301,21 +301,7 @@ public final class TestBroker: Sendable {
     /// Runs a tool to completion; throws with its output when it fails.
     static func run(_ tool: String, _ arguments: [String], in directory: URL) throws {
         guard let path = findInPath(tool) else { throw TestSupportError("\(tool) is not installed (apt: mosquitto, openssl)") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw TestSupportError(
-                "\(tool) \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): \(String(decoding: output, as: UTF8.self))")
-        }
+        _ = try TestProcess.run(path, arguments, in: directory)
     }
 }
 

@@ -35,6 +35,39 @@ public final class TestProcess: Sendable {
         return process
     }
 
+    /// Runs a short tool to completion (openssl, mosquitto_passwd) in `directory` and returns
+    /// its output; throws with that output when it fails, or kills it after `timeout`.
+    ///
+    /// Synchronous on purpose (a few tens of milliseconds), and without Foundation's
+    /// `Process`: its `waitUntilExit` spins a run loop that has been seen to hang on Linux
+    /// containers, and its children inherit every open descriptor (pipes included).
+    public static func run(
+        _ executable: String, _ arguments: [String], in directory: URL, timeout: Duration = .seconds(60)
+    ) throws -> String {
+        let outputFile = directory.appendingPathComponent(".run-\(UUID().uuidString.prefix(8)).log")
+        defer { try? FileManager.default.removeItem(at: outputFile) }
+        // The child starts in `directory` through the shell ("$0" is the directory).
+        let pid = try spawn(
+            "/bin/sh", ["-c", #"cd "$0" && exec "$@""#, directory.path, executable] + arguments,
+            outputPath: outputFile.path, environment: nil)
+        let deadline = ContinuousClock.now + timeout
+        var raw: Int32 = 0
+        while waitpid(pid, &raw, WNOHANG) == 0 {
+            if ContinuousClock.now >= deadline {
+                Glibc.kill(pid, SIGKILL)
+                _ = waitpid(pid, &raw, 0)
+                throw TestSupportError("\(executable) \(arguments.joined(separator: " ")) did not finish within \(timeout)")
+            }
+            usleep(2_000)
+        }
+        let output = (try? String(contentsOf: outputFile, encoding: .utf8)) ?? ""
+        let end = ProcessEnd(waitStatus: raw)
+        guard end == .exited(0) else {
+            throw TestSupportError("\(executable) \(arguments.joined(separator: " ")) failed (\(end)): \(output)")
+        }
+        return output
+    }
+
     private init(pid: Int32, outputFile: URL) {
         self.pid = pid
         self.outputFile = outputFile
@@ -161,6 +194,17 @@ public final class TestProcess: Sendable {
         stopWatchdog()
     }
 
+    /// SIGKILL and reap at once, without suspending (for synchronous tests).
+    public func killSynchronously() {
+        send(SIGKILL)
+        exitStatus.withLock { status in
+            guard status == nil else { return }
+            var raw: Int32 = 0
+            status = waitpid(pid, &raw, 0) == pid ? raw : -1
+        }
+        stopWatchdog()
+    }
+
     private func stopWatchdog() {
         guard let watchdog = watchdog.withLock({ pid -> Int32? in defer { pid = nil }; return pid }) else { return }
         Glibc.kill(watchdog, SIGKILL)
@@ -176,5 +220,29 @@ public final class TestProcess: Sendable {
             try? await Task.sleep(for: .milliseconds(20))
         }
         return true
+    }
+}
+
+/// How a process ended, from the raw `waitpid(2)` status that `TestProcess` reports.
+public enum ProcessEnd: Equatable, CustomStringConvertible {
+    case exited(Int32)
+    case signalled(Int32)
+    case running
+
+    public init(waitStatus: Int32?) {
+        guard let status = waitStatus else { self = .running; return }
+        if status & 0x7F == 0 {
+            self = .exited((status >> 8) & 0xFF)
+        } else {
+            self = .signalled(status & 0x7F)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .exited(let code): "exit status \(code)"
+        case .signalled(let signal): "killed by signal \(signal)"
+        case .running: "still running"
+        }
     }
 }

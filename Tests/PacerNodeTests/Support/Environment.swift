@@ -84,26 +84,3 @@ actor SharedBroker {
     }
 }
 
-/// How a process ended, from the raw `waitpid(2)` status that `TestProcess` reports.
-enum ProcessEnd: Equatable, CustomStringConvertible {
-    case exited(Int32)
-    case signalled(Int32)
-    case running
-
-    init(waitStatus: Int32?) {
-        guard let status = waitStatus else { self = .running; return }
-        if status & 0x7F == 0 {
-            self = .exited((status >> 8) & 0xFF)
-        } else {
-            self = .signalled(status & 0x7F)
-        }
-    }
-
-    var description: String {
-        switch self {
-        case .exited(let code): "exit status \(code)"
-        case .signalled(let signal): "killed by signal \(signal)"
-        case .running: "still running"
-        }
-    }
-}
