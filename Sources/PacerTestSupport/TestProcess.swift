@@ -136,18 +136,20 @@ public final class TestProcess: Sendable {
         return try spawn("/bin/sh", ["-c", script], outputPath: "/dev/null", environment: nil)
     }
 
-    /// Whether the process is still running (reaps it once it has exited).
+    /// Whether the process is still running (reaps it, and its watchdog, once it has exited).
     public var isRunning: Bool {
-        exitStatus.withLock { status in
-            if status != nil { return false }
+        let (running, justEnded) = exitStatus.withLock { status -> (Bool, Bool) in
+            if status != nil { return (false, false) }
             var raw: Int32 = 0
             let rc = waitpid(pid, &raw, WNOHANG)
             if rc == pid || (rc < 0 && errno == ECHILD) {
                 status = rc == pid ? raw : -1
-                return false
+                return (false, true)
             }
-            return true
+            return (true, false)
         }
+        if justEnded { stopWatchdog() }  // else it lingers as a zombie until the tests end
+        return running
     }
 
     /// The raw wait status once it has exited (see `waitpid(2)`), else `nil`.
