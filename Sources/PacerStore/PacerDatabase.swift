@@ -348,6 +348,9 @@ public final class PacerDatabase: Sendable {
                     result.duplicates.append(stored)
                 }
             }
+            if batch.shiftRequestsMs != 0 {
+                try db.execute(sql: "UPDATE requests SET at_ms = at_ms + ?", arguments: [batch.shiftRequestsMs])
+            }
             for request in batch.requests {
                 try db.cachedStatement(sql: """
                     INSERT INTO requests (id, reply, at_ms) VALUES (?, ?, ?)

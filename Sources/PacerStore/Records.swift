@@ -82,7 +82,7 @@ public struct RequestRecord: Sendable, Equatable {
 /// transaction by `PacerDatabase.apply(_:)`.
 ///
 /// Within the transaction the parts are applied in this order: `upsertTimers`,
-/// `deleteTimers`, `appendEvents`, `requests`, `markPublished`, `meta`.
+/// `deleteTimers`, `appendEvents`, `shiftRequestsMs`, `requests`, `markPublished`, `meta`.
 public struct StoreBatch: Sendable {
     /// Inserted, or replacing the stored timer with the same id.
     public var upsertTimers: [TimerRecord] = []
@@ -91,6 +91,10 @@ public struct StoreBatch: Sendable {
     /// Events to append. An event whose (timer, type, revision, dueMs) is already
     /// stored is a duplicate: it is ignored and gets no seq.
     public var appendEvents: [EventRecord] = []
+    /// Moves the `atMs` of every stored request by this many milliseconds, before `requests`
+    /// are inserted: after a wall-clock jump the dedup window is measured on the moved
+    /// timeline, so a stored request keeps its age across a restart.
+    public var shiftRequestsMs: Int64 = 0
     /// Processed requests. A request id already stored keeps its first reply.
     public var requests: [RequestRecord] = []
     /// Seqs of events that have been published (unknown seqs are ignored).
@@ -103,7 +107,7 @@ public struct StoreBatch: Sendable {
     /// True when applying the batch would write nothing.
     public var isEmpty: Bool {
         upsertTimers.isEmpty && deleteTimers.isEmpty && appendEvents.isEmpty
-            && requests.isEmpty && markPublished.isEmpty && meta.isEmpty
+            && shiftRequestsMs == 0 && requests.isEmpty && markPublished.isEmpty && meta.isEmpty
     }
 }
 

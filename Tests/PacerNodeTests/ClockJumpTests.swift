@@ -120,6 +120,16 @@ struct ClockJumpTests {
             expectRealTime(of: rest, segmentMs: 18_000, sent: ivSent, replied: ivReplied, "the interval's rest phase")
             try cpu.expectIdle("between the backward step and the interval's rest phase")
             #expect(node.process?.isRunning == true, "the node ended")
+
+            // Killed and restarted on the moved clock: the stored request ids moved with both
+            // steps, so the retried pause (about 40 s ago in real time, well inside the
+            // 10-minute dedup window) is still a duplicate: the first reply again, not
+            // "not running". (Stored at their old instants, it would look 50 minutes old.)
+            await node.kill()
+            try await node.launch()
+            let afterRestart = try await node.send(["action": "pause", "id": try #require(ps.id)], timer: "ps")
+            #expect(afterRestart.ok && afterRestart.revision == ps.revision,
+                    "a retried pause after two steps and a restart: \(afterRestart), first: \(ps)")
         }
     }
 

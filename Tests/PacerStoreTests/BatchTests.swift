@@ -167,6 +167,32 @@ struct BatchTests {
         }
     }
 
+    @Test("shiftRequestsMs moves every stored request (a wall-clock jump), before the batch's own requests are inserted")
+    func shiftRequests() throws {
+        try withTemporaryDirectory { directory in
+            let database = try openFresh(directory)
+            try database.apply(batch(requests: [
+                RequestRecord(id: "a", reply: bytes("1"), atMs: 1_000),
+                RequestRecord(id: "b", reply: bytes("2"), atMs: 2_000),
+            ]))
+            var forward = batch(requests: [RequestRecord(id: "c", reply: bytes("3"), atMs: 3_602_500)])
+            forward.shiftRequestsMs = 3_600_000
+            #expect(!forward.isEmpty)
+            try database.apply(forward)
+            #expect(try database.loadRequests(sinceMs: 0).map(\.atMs) == [3_601_000, 3_602_000, 3_602_500])
+            var backward = StoreBatch()
+            backward.shiftRequestsMs = -600_000
+            #expect(!backward.isEmpty)
+            try database.apply(backward)
+            #expect(try database.request(id: "a") == RequestRecord(id: "a", reply: bytes("1"), atMs: 3_001_000))
+            #expect(try database.request(id: "c")?.atMs == 3_002_500)
+            // Reopened (a restart), the shifted instants are what the dedup window sees.
+            try database.close()
+            let reopened = try openFresh(directory)
+            #expect(try reopened.loadRequests(sinceMs: 3_001_500).map(\.id) == ["b", "c"])
+        }
+    }
+
     @Test("meta: set, overwrite, read; in a batch too")
     func meta() throws {
         try withTemporaryDirectory { directory in

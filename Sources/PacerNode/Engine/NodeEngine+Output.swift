@@ -56,6 +56,7 @@ extension NodeEngine {
         if let store, !batch.isEmpty {
             do {
                 let result = try store.commit(batch)
+                unstoredRequestShiftMs -= batch.shiftRequestsMs
                 duplicates = Set(result.duplicates.map(EventKey.init))
                 for record in result.appended { written[EventKey(record)] = record }
             } catch {
@@ -158,6 +159,7 @@ extension NodeEngine {
                         dueMs: event.dueMs, atMs: event.atMs, payload: JSONCoding.encode(event.json), published: false)
         }
         batch.deleteTimers = output.deletedTimers
+        batch.shiftRequestsMs = unstoredRequestShiftMs
         batch.requests = output.requests
         if !batch.isEmpty { batch.markPublished = takeMarkable(now: now) }
         return batch

@@ -60,6 +60,9 @@ actor NodeEngine {
     var unwrittenRestoreEvents: [TimerEvent] = []
     /// When the history was last pruned (pruned at most hourly, after a write).
     var lastPruneMs: Millis?
+    /// A wall-clock jump not yet applied to the stored request ids (rides on the next
+    /// successful write; see `StoreBatch.shiftRequestsMs`).
+    var unstoredRequestShiftMs: Millis = 0
     /// Events published (handed to the MQTT client) but not yet marked published in the store,
     /// with when; marked in the batch of a later write (see `markPublishedDelayMs`).
     var publishedUnmarked: [(seq: Int64, atMs: Millis)] = []
@@ -189,6 +192,7 @@ actor NodeEngine {
         }
         // Everything else held in timeline instants moves too: what was 1 min ago still was.
         ledger.shiftTimes(by: delta)  // a retried request id stays a duplicate
+        unstoredRequestShiftMs = unstoredRequestShiftMs.saturatingAdd(delta)  // ... also after a restart
         heartRate.shiftTimes(by: delta)  // a reading stays fresh as long as before
         publishedUnmarked = publishedUnmarked.map { ($0.seq, $0.atMs.saturatingAdd(delta)) }
         lastPruneMs = lastPruneMs.map { $0.saturatingAdd(delta) }
