@@ -11,6 +11,7 @@ extension BrokerTests {
             var config = configuration(broker, version: version)
             config.username = "pacer"
             config.password = "wrong"
+            config.connectTimeout = .seconds(60)
             let refused = try await ConnectedClient(config, connect: false)
             var thrown: MQTTError?
             let elapsed = await measure {
@@ -18,10 +19,11 @@ extension BrokerTests {
             }
             let error = try #require(thrown)
             print("wrong password, \(version): \(error.code): \(error.message)")
-            // About 0.1 s on an idle machine. The bound is generous for a loaded CI runner yet
-            // far below connectTimeout (10 s): the refusal ended the wait, not a timeout or a
-            // retry loop (the error code below and the single refusal event check that too).
-            #expect(elapsed < .seconds(4), "took \(elapsed)")
+            // About 0.1 s on an idle machine (4 s was seen on a machine loaded far beyond its
+            // cores). The bound is generous for a loaded CI runner yet far below connectTimeout
+            // (60 s): the refusal ended the wait, not a timeout or a retry loop (the error code
+            // below and the single refusal event check that too).
+            #expect(elapsed < .seconds(30), "took \(elapsed)")
             #expect([.badCredentials, .notAuthorized].contains(error.code), "\(error)")
             #expect(error.message.contains("refused") || error.message.contains("not authorised"))
             #expect(error.message.contains(version == .v5 ? "reason 13" : "return code"), "\(error.message)")
