@@ -130,10 +130,10 @@ struct OutageTests {
                     endsAt[timer] = try #require(reply.state?["ends_at_ms"]?.int64)
                 }
                 try await Task.sleep(for: .milliseconds(500))
+                let cutAt = wallNowMs()
                 proxy.setAccepting(false)
                 proxy.cutConnections()
                 #expect(await node.process?.waitForOutput(containing: "lost the broker connection", timeout: .seconds(10)) == true)
-                let cutAt = wallNowMs()
                 // c finishes and i goes to rest while the node has no link.
                 try await Task.sleep(for: .milliseconds(Int(max(0, (endsAt["c"] ?? 0) - wallNowMs()) + 500)))
                 if killDuringOutage {
