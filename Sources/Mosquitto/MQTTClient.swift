@@ -63,6 +63,10 @@ public final class MQTTClient: @unchecked Sendable {
     /// One consumer; ends at shutdown.
     public var connectionEvents: MQTTConnectionEvents { MQTTConnectionEvents(core.events) }
 
+    /// The broker's acknowledgements of tracked publishes
+    /// (``publishTracked(to:payload:qos:retain:properties:)``). One consumer; ends at shutdown.
+    public var deliveries: MQTTDeliveries { MQTTDeliveries(core.deliveries) }
+
     /// Whether the broker has accepted the current connection.
     public var isConnected: Bool { core.state.withLock { $0.isConnected } }
 
@@ -143,6 +147,33 @@ public final class MQTTClient: @unchecked Sendable {
         to topic: String, payload: [UInt8], qos: MQTTQoS = .atMostOnce, retain: Bool = false,
         properties: MQTTProperties = .none
     ) async throws(MQTTError) {
+        try await publish(to: topic, payload: payload, qos: qos, retain: retain, properties: properties, token: nil)
+    }
+
+    /// Publishes like ``publish(to:payload:qos:retain:properties:)`` (QoS 1 or 2 only) and
+    /// returns a token that ``deliveries`` reports once the broker has acknowledged the
+    /// message: its PUBACK (QoS 1) or PUBCOMP (QoS 2), also when that comes after a reconnect
+    /// (libmosquitto resends unacknowledged messages). No report comes for a message lost
+    /// with the client (shut down, or the process ended) before the broker acknowledged it.
+    ///
+    /// - Throws: like ``publish(to:payload:qos:retain:properties:)``, and `.invalidArgument`
+    ///   at QoS 0 (the broker never acknowledges it).
+    nonisolated(nonsending) public func publishTracked(
+        to topic: String, payload: [UInt8], qos: MQTTQoS = .atLeastOnce, retain: Bool = false,
+        properties: MQTTProperties = .none
+    ) async throws(MQTTError) -> MQTTDeliveryToken {
+        guard qos != .atMostOnce else {
+            throw MQTTError(.invalidArgument, "a QoS 0 publish to \(topic) cannot be tracked: the broker never acknowledges it")
+        }
+        let token = core.state.withLock { $0.makeDeliveryToken() }
+        try await publish(to: topic, payload: payload, qos: qos, retain: retain, properties: properties, token: token)
+        return token
+    }
+
+    nonisolated(nonsending) private func publish(
+        to topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool, properties: MQTTProperties,
+        token: MQTTDeliveryToken?
+    ) async throws(MQTTError) {
         try Self.checkTopicName(topic)
         guard payload.count <= Int(Int32.max) else {
             throw MQTTError(.invalidArgument, "the payload of \(payload.count) bytes is too large for MQTT")
@@ -153,7 +184,7 @@ public final class MQTTClient: @unchecked Sendable {
             mosquitto_property_free_all(&list)
         }
         let pending = MQTTConnectionStateMachine.PendingPublish(
-            topic: topic, payload: payload, qos: qos, retain: retain, properties: properties)
+            topic: topic, payload: payload, qos: qos, retain: retain, properties: properties, token: token)
         var decision = core.state.withLock { $0.publishRequested(pending) }
         while true {
             switch decision {

@@ -37,8 +37,10 @@ final class MQTTClientCore: @unchecked Sendable {
     let state: Mutex<MQTTConnectionStateMachine>
     let messages: AsyncStream<MQTTMessage>
     let events: AsyncStream<MQTTConnectionEvent>
+    let deliveries: AsyncStream<MQTTDeliveryReport>
     private let messageContinuation: AsyncStream<MQTTMessage>.Continuation
     private let eventContinuation: AsyncStream<MQTTConnectionEvent>.Continuation
+    private let deliveryContinuation: AsyncStream<MQTTDeliveryReport>.Continuation
     /// Wakes the network thread from a backoff wait.
     private let wakeUp = DispatchSemaphore(value: 0)
 
@@ -75,6 +77,7 @@ final class MQTTClientCore: @unchecked Sendable {
         state.withLock { $0.offlineQueueLimit = configuration.offlineQueueLimit }
         (messages, messageContinuation) = AsyncStream.makeStream(of: MQTTMessage.self)
         (events, eventContinuation) = AsyncStream.makeStream(of: MQTTConnectionEvent.self)
+        (deliveries, deliveryContinuation) = AsyncStream.makeStream(of: MQTTDeliveryReport.self)
         // From here on, a throw runs deinit, which destroys the handle.
         try configureHandle()
     }
@@ -141,6 +144,7 @@ final class MQTTClientCore: @unchecked Sendable {
         mosquitto_message_v5_callback_set(mosq, MosquittoCallbacks.onMessage)
         mosquitto_subscribe_v5_callback_set(mosq, MosquittoCallbacks.onSubscribe)
         mosquitto_unsubscribe_v5_callback_set(mosq, MosquittoCallbacks.onUnsubscribe)
+        mosquitto_publish_v5_callback_set(mosq, MosquittoCallbacks.onPublish)
         mosquitto_log_callback_set(mosq, MosquittoCallbacks.onLog)
     }
 
@@ -179,6 +183,7 @@ final class MQTTClientCore: @unchecked Sendable {
     func finishStreams() {
         messageContinuation.finish()
         eventContinuation.finish()
+        deliveryContinuation.finish()
     }
 
     // MARK: Using the handle from API calls
@@ -201,11 +206,17 @@ final class MQTTClientCore: @unchecked Sendable {
         var list: OpaquePointer?
         if configuration.version == .v5 { list = try publish.properties.makePropertyList() }
         defer { mosquitto_property_free_all(&list) }
+        var messageID: Int32 = 0
         let (rc, savedErrno) = publish.payload.withUnsafeBytes { bytes in
             let rc = mosquitto_publish_v5(
-                mosq, nil, publish.topic, Int32(bytes.count), bytes.baseAddress, publish.qos.rawValue, publish.retain,
+                mosq, &messageID, publish.topic, Int32(bytes.count), bytes.baseAddress, publish.qos.rawValue, publish.retain,
                 list)
             return (rc, errno)
+        }
+        // Queued by libmosquitto: sent (every QoS), or kept for the reconnect (QoS 1/2 only).
+        if rc == MOSQ_ERR_SUCCESS.rawValue || (rc == MOSQ_ERR_NO_CONN.rawValue && publish.qos != .atMostOnce) {
+            let early = state.withLock { $0.publishSent(messageID: messageID, qos: publish.qos, token: publish.token) }
+            if let early { deliveryContinuation.yield(early) }
         }
         if rc == MOSQ_ERR_SUCCESS.rawValue || rc == MOSQ_ERR_NO_CONN.rawValue { return rc }
         throw MQTTError.mosquitto(rc, errno: savedErrno, "publishing to \(publish.topic)")
@@ -327,6 +338,11 @@ final class MQTTClientCore: @unchecked Sendable {
         for waiter in action.waiters { waiter.fulfil(action.result) }
     }
 
+    func handlePublished(messageID: Int32, reasonCode: Int32) {
+        let report = state.withLock { $0.publishAcknowledged(messageID: messageID, reasonCode: reasonCode) }
+        if let report { deliveryContinuation.yield(report) }
+    }
+
     func handleDisconnect(reason: Int32) {
         state.withLock { $0.disconnectCallback(reason: reason) }
     }
@@ -401,6 +417,11 @@ enum MosquittoCallbacks {
     static let onUnsubscribe: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, OpaquePointer?) -> Void = {
         _, userdata, messageID, _ in
         core(userdata)?.handleAcknowledgement(messageID: messageID, result: .success(()))
+    }
+
+    static let onPublish: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, Int32, OpaquePointer?) -> Void = {
+        _, userdata, messageID, reasonCode, _ in
+        core(userdata)?.handlePublished(messageID: messageID, reasonCode: reasonCode)
     }
 
     static let onLog: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?) -> Void = {

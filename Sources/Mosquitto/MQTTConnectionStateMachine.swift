@@ -47,6 +47,8 @@ struct MQTTConnectionStateMachine {
         var qos: MQTTQoS
         var retain: Bool
         var properties: MQTTProperties
+        /// Set for a tracked publish: its acknowledgement is reported with this token.
+        var token: MQTTDeliveryToken? = nil
     }
 
     let version: MQTTVersion
@@ -261,6 +263,9 @@ struct MQTTConnectionStateMachine {
         var action = EndAction()
         action.orphanedAcks = Array(ackWaiters.values)
         ackWaiters.removeAll()
+        // QoS 0 packets not yet written die with the connection (no on_publish will come);
+        // QoS 1/2 messages stay with libmosquitto, which resends them after the reconnect.
+        sentPublishes = sentPublishes.filter { $0.value.qos != .atMostOnce }
         let wasConnected = connackThisConnection && refusalThisConnection == nil
         if phase == .connected { phase = .reconnecting }
         flushing = false  // what is left waits for the next CONNACK
@@ -439,6 +444,43 @@ struct MQTTConnectionStateMachine {
         }
         offlineQueue.append(publish)
         return .queued
+    }
+
+    // MARK: Delivery reports
+
+    /// Every publish handed to libmosquitto whose `on_publish` has not come yet, by message
+    /// id, with the token of a tracked one. Untracked ones are kept too, so that each
+    /// callback finds its publish whichever comes first (see `publishSent`).
+    private(set) var sentPublishes: [Int32: (qos: MQTTQoS, token: MQTTDeliveryToken?)] = [:]
+    /// `on_publish` callbacks that came before their publish was registered: message id → reason.
+    private(set) var earlyPublishAcks: [Int32: Int32] = [:]
+    private var lastDeliveryToken: UInt64 = 0
+
+    mutating func makeDeliveryToken() -> MQTTDeliveryToken {
+        lastDeliveryToken += 1
+        return MQTTDeliveryToken(rawValue: lastDeliveryToken)
+    }
+
+    /// A publish was handed to libmosquitto as `messageID` (it queued it: sent, or kept for
+    /// the reconnect at QoS 1/2). libmosquitto reports the id only when `mosquitto_publish`
+    /// returns, and its network thread can call `on_publish` before that: then the early
+    /// acknowledgement is waiting here. Returns the report of a tracked publish already acknowledged.
+    mutating func publishSent(messageID: Int32, qos: MQTTQoS, token: MQTTDeliveryToken?) -> MQTTDeliveryReport? {
+        if let reason = earlyPublishAcks.removeValue(forKey: messageID) {
+            return token.map { MQTTDeliveryReport(token: $0, reasonCode: reason) }
+        }
+        sentPublishes[messageID] = (qos, token)
+        return nil
+    }
+
+    /// `on_publish`: a QoS 0 publish was written to the socket, or the broker acknowledged a
+    /// QoS 1 (PUBACK) or 2 (PUBCOMP) one. Returns the report of a tracked publish.
+    mutating func publishAcknowledged(messageID: Int32, reasonCode: Int32) -> MQTTDeliveryReport? {
+        guard let sent = sentPublishes.removeValue(forKey: messageID) else {
+            earlyPublishAcks[messageID] = reasonCode
+            return nil
+        }
+        return sent.token.map { MQTTDeliveryReport(token: $0, reasonCode: reasonCode) }
     }
 
     // MARK: Subscriptions

@@ -1,15 +1,14 @@
-/// The messages received on all of a client's subscriptions, in arrival order.
+/// One of a client's output streams: a named `AsyncSequence` over a private `AsyncStream`.
 ///
-/// A named `AsyncSequence` over a private `AsyncStream`. It has one consumer: iterate it
-/// from one task only. Messages are buffered without limit until consumed, and the
-/// sequence ends when the client is shut down (``MQTTClient/disconnect()`` or deinit).
-public struct MQTTMessages: AsyncSequence, Sendable {
-    public typealias Element = MQTTMessage
+/// It has one consumer: iterate it from one task only. Elements are buffered without limit
+/// until consumed, and the sequence ends when the client is shut down
+/// (``MQTTClient/disconnect()`` or deinit).
+public struct MQTTStream<Element: Sendable>: AsyncSequence, Sendable {
     public typealias Failure = Never
 
-    private let stream: AsyncStream<MQTTMessage>
+    private let stream: AsyncStream<Element>
 
-    init(_ stream: AsyncStream<MQTTMessage>) {
+    init(_ stream: AsyncStream<Element>) {
         self.stream = stream
     }
 
@@ -17,54 +16,28 @@ public struct MQTTMessages: AsyncSequence, Sendable {
         AsyncIterator(base: stream.makeAsyncIterator())
     }
 
-    /// The iterator of ``MQTTMessages``.
+    /// The iterator of an ``MQTTStream``.
     public struct AsyncIterator: AsyncIteratorProtocol {
-        public typealias Element = MQTTMessage
         public typealias Failure = Never
 
-        var base: AsyncStream<MQTTMessage>.Iterator
+        var base: AsyncStream<Element>.Iterator
 
-        public mutating func next() async -> MQTTMessage? {
+        public mutating func next() async -> Element? {
             await base.next()
         }
 
-        public mutating func next(isolation actor: isolated (any Actor)?) async -> MQTTMessage? {
+        public mutating func next(isolation actor: isolated (any Actor)?) async -> Element? {
             await base.next(isolation: actor)
         }
     }
 }
+
+/// The messages received on all of a client's subscriptions, in arrival order.
+public typealias MQTTMessages = MQTTStream<MQTTMessage>
 
 /// The client's connection events (connected, lost, refused, loop exited), in order.
-///
-/// A named `AsyncSequence` over a private `AsyncStream`; one consumer; buffered without
-/// limit; ends when the client is shut down.
-public struct MQTTConnectionEvents: AsyncSequence, Sendable {
-    public typealias Element = MQTTConnectionEvent
-    public typealias Failure = Never
+public typealias MQTTConnectionEvents = MQTTStream<MQTTConnectionEvent>
 
-    private let stream: AsyncStream<MQTTConnectionEvent>
-
-    init(_ stream: AsyncStream<MQTTConnectionEvent>) {
-        self.stream = stream
-    }
-
-    public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: stream.makeAsyncIterator())
-    }
-
-    /// The iterator of ``MQTTConnectionEvents``.
-    public struct AsyncIterator: AsyncIteratorProtocol {
-        public typealias Element = MQTTConnectionEvent
-        public typealias Failure = Never
-
-        var base: AsyncStream<MQTTConnectionEvent>.Iterator
-
-        public mutating func next() async -> MQTTConnectionEvent? {
-            await base.next()
-        }
-
-        public mutating func next(isolation actor: isolated (any Actor)?) async -> MQTTConnectionEvent? {
-            await base.next(isolation: actor)
-        }
-    }
-}
+/// The broker's acknowledgements of tracked publishes
+/// (``MQTTClient/publishTracked(to:payload:qos:retain:properties:)``), in arrival order.
+public typealias MQTTDeliveries = MQTTStream<MQTTDeliveryReport>

@@ -155,3 +155,32 @@ public enum MQTTConnectionEvent: Sendable, Equatable {
     /// will not reconnect until ``MQTTClient/connect()`` is called again.
     case loopExited(MQTTError)
 }
+
+/// Identifies one tracked publish (``MQTTClient/publishTracked(to:payload:qos:retain:properties:)``);
+/// unique within a client.
+public struct MQTTDeliveryToken: Sendable, Hashable, CustomStringConvertible {
+    public let rawValue: UInt64
+
+    public init(rawValue: UInt64) {
+        self.rawValue = rawValue
+    }
+
+    public var description: String { "delivery-\(rawValue)" }
+}
+
+/// The broker's answer to a tracked publish: its PUBACK (QoS 1) or PUBCOMP (QoS 2).
+public struct MQTTDeliveryReport: Sendable, Hashable {
+    /// The token ``MQTTClient/publishTracked(to:payload:qos:retain:properties:)`` returned.
+    public let token: MQTTDeliveryToken
+    /// The MQTT 5 reason code (always 0 with MQTT 3.1.1). 0x10 "no matching subscribers"
+    /// is a success; 0x80 and above are refusals (0x87 not authorised, ...).
+    public let reasonCode: Int32
+
+    public init(token: MQTTDeliveryToken, reasonCode: Int32) {
+        self.token = token
+        self.reasonCode = reasonCode
+    }
+
+    /// Whether the broker took the message (reason code below 0x80).
+    public var isAccepted: Bool { reasonCode < 0x80 }
+}

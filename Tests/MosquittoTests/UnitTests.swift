@@ -361,6 +361,43 @@ struct MQTTLogicTests {
         #expect(state.acknowledgementReceived(messageID: 3, result: .success(())) == nil)
     }
 
+    @Test("delivery reports: on_publish before or after the message id is registered; only tracked ones report; QoS 0 leftovers go with the connection")
+    func deliveryRegistry() {
+        var state = machine()
+        _ = startConnect(&state)
+        _ = state.connackReceived(reasonCode: 0, sessionPresent: false)
+        let tracked = state.makeDeliveryToken()
+        let other = state.makeDeliveryToken()
+        #expect(tracked != other)
+        // Registered first, acknowledged later (the usual order).
+        #expect(state.publishSent(messageID: 1, qos: .atLeastOnce, token: tracked) == nil)
+        #expect(state.publishAcknowledged(messageID: 1, reasonCode: 0) == MQTTDeliveryReport(token: tracked, reasonCode: 0))
+        // The network thread's on_publish came before mosquitto_publish returned the id.
+        #expect(state.publishAcknowledged(messageID: 2, reasonCode: 0x10) == nil)
+        #expect(state.publishSent(messageID: 2, qos: .exactlyOnce, token: other) == MQTTDeliveryReport(token: other, reasonCode: 0x10))
+        // Untracked publishes never report, in either order, and leave nothing behind.
+        #expect(state.publishSent(messageID: 3, qos: .atLeastOnce, token: nil) == nil)
+        #expect(state.publishAcknowledged(messageID: 3, reasonCode: 0) == nil)
+        #expect(state.publishAcknowledged(messageID: 4, reasonCode: 0) == nil)
+        #expect(state.publishSent(messageID: 4, qos: .atMostOnce, token: nil) == nil)
+        #expect(state.sentPublishes.isEmpty && state.earlyPublishAcks.isEmpty)
+        // A refusal is reported as such.
+        let refused = state.makeDeliveryToken()
+        _ = state.publishSent(messageID: 5, qos: .atLeastOnce, token: refused)
+        let report = state.publishAcknowledged(messageID: 5, reasonCode: 0x87)
+        #expect(report?.token == refused && report?.isAccepted == false)
+        // A connection ends: an unwritten QoS 0 packet is gone, a QoS 1 message is resent.
+        let kept = state.makeDeliveryToken()
+        _ = state.publishSent(messageID: 6, qos: .atMostOnce, token: nil)
+        _ = state.publishSent(messageID: 7, qos: .atLeastOnce, token: kept)
+        _ = state.connectionEnded(rc: MOSQ_CONN_LOST, errno: 0)
+        #expect(Array(state.sentPublishes.keys) == [7])
+        let restarted = state.attemptStarting()
+        #expect(restarted)
+        _ = state.connackReceived(reasonCode: 0, sessionPresent: true)
+        #expect(state.publishAcknowledged(messageID: 7, reasonCode: 0) == MQTTDeliveryReport(token: kept, reasonCode: 0))
+    }
+
     @Test("CONNACK codes map to error codes with actionable messages", arguments: [
         (MQTTVersion.v5, Int32(134), MQTTError.Code.badCredentials, "reason 134"),
         (.v5, 135, .notAuthorized, "reason 135: Not authorized"),
