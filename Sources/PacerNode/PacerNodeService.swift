@@ -41,6 +41,9 @@ public struct PacerNodeService: Service {
                     for await message in client.messages { engine.submit(.message(message)) }
                 }
                 group.addTask {
+                    for await report in client.deliveries { engine.submit(.delivered(report)) }
+                }
+                group.addTask {
                     for await event in client.connectionEvents {
                         engine.submit(.connection(event))
                         if case .loopExited(let error) = event {

@@ -124,8 +124,8 @@ extension NodeEngine {
     /// `.connected`, whose outbox check settles every event not yet marked.
     private func linkDown() {
         linkUp = false
-        // Events published shortly before the drop may not have left: leave them unmarked.
-        publishedUnmarked.removeAll()
+        // Events awaiting the broker's acknowledgement stay in `awaitingDelivery`: libmosquitto
+        // resends them after the reconnect, and their acknowledgement still marks them.
         // An outbox check in progress is abandoned, never decided on half the retained states
         // (or while disconnected); the next connect starts a new one from the store.
         if outboxCheck != nil {

@@ -32,6 +32,15 @@ extension NodeEngine {
 
     func beginOutboxCheck(now: Millis) async {
         guard let store, outboxCheck == nil else { return }
+        // Events the broker already acknowledged are delivered: marked before the check reads
+        // the outbox, so it never publishes them again.
+        if !deliveredUnmarked.isEmpty {
+            var marks = StoreBatch()
+            marks.markPublished = takeMarkable()
+            do { try store.apply(marks) } catch {
+                logger.error("could not mark events as published", metadata: ["error": "\(error)"])
+            }
+        }
         let pending: [EventRecord]
         do { pending = try store.unpublishedEvents() } catch {
             logger.error("could not read the event outbox", metadata: ["error": "\(error)"])
@@ -74,21 +83,19 @@ extension NodeEngine {
         for event in check.pending {
             guard let seq = event.seq else { continue }
             if (check.seen[event.timer] ?? -1) < event.revision {
-                await publish(to: topics.timer(event.timer).event, event.payload, retain: false)
+                await publishWrittenEvent(topics.timer(event.timer).event, event.payload, seq: seq)
                 resent.append(seq)
             } else {
                 delivered.append(seq)
             }
         }
         for id in check.held.sorted() { await publishTimer(id, now: now, force: true) }
-        // Proven delivered: marked now. Published now: marked later, like any publish
-        // (see markPublishedDelayMs).
+        // Proven delivered: marked now. Published now: marked on the broker's acknowledgement.
         var mark = StoreBatch()
         mark.markPublished = delivered
         do { try store.apply(mark) } catch {
             logger.error("could not mark events as published", metadata: ["error": "\(error)"])
         }
-        publishedUnmarked += resent.map { ($0, now) }
         logger.info("event outbox settled", metadata: ["published": "\(resent.count)", "already_delivered": "\(delivered.count)"])
         do { try await client.unsubscribe(from: stateFilter) } catch {
             logger.debug("unsubscribe failed", metadata: ["error": "\(error)"])

@@ -27,6 +27,8 @@ struct EngineOutput {
     var infoChanged = false
     /// A (re)connect: publish every retained topic again.
     var republishAll = false
+    /// The `.marks` deadline: write the acknowledged events' marks even without other writes.
+    var flushMarks = false
     /// The outbox check can be decided (all retained states seen, or its window ended).
     var resolveOutbox = false
     /// Undo information for a command: if its write fails, nothing it changed may stay.
@@ -47,8 +49,6 @@ extension NodeEngine {
         var output = output
         let batch = makeBatch(output, now: now)
 
-        /// Seqs of the written events handed to the client now (marked published later).
-        var seqs: [Int64] = []
         /// Events the store already held (a replay): never published a second time.
         var duplicates: Set<EventKey> = []
         /// Events written to the outbox by this commit, with their seqs.
@@ -98,8 +98,11 @@ extension NodeEngine {
                 outboxCheck?.pending.append(record)
                 continue
             }
-            await publishEvent(event)
-            if let seq = record?.seq { seqs.append(seq) }
+            if let seq = record?.seq {
+                await publishWrittenEvent(topics.timer(event.timer).event, JSONCoding.encode(event.json), seq: seq)
+            } else {
+                await publishEvent(event)
+            }
         }
         for id in output.deletedTimers {
             for topic in topics.timer(id).retained { await publish(to: topic, [], retain: true) }
@@ -115,29 +118,32 @@ extension NodeEngine {
         }
         if output.resolveOutbox { await resolveOutbox(now: now) }
         if !batch.isEmpty { pruneIfDue(now: now) }
-        // Marked published later, in the batch of a later write (see markPublishedDelayMs).
-        // Unpublished ones (disconnected, or held) stay unmarked for the outbox check.
-        publishedUnmarked += seqs.map { ($0, now) }
     }
 
-    /// How long a published event waits before it is marked published in the store.
-    ///
-    /// `publish` returns once libmosquitto has queued the packet; its network thread writes it
-    /// to the socket a moment later, and on a link that died silently it stays queued until
-    /// libmosquitto notices, within about two keep-alive intervals. Marking before then lets a
-    /// crash lose the event for good (marked, never sent). Until an event is marked, a restart
-    /// or reconnect settles it by the retained-state proof of the outbox check
-    /// (NodeEngine+Outbox.swift), which is right either way; so marks wait until the packet
-    /// has surely left or the drop has surely been seen (which drops pending marks), and ride
-    /// on a later write.
-    var markPublishedDelayMs: Millis { Millis(configuration.broker.keepAliveSeconds) * 2_000 + 5_000 }
+    /// How long an acknowledged event may wait for a write to carry its mark before one is
+    /// made for it: marks ride on the writes of commands and transitions, and a burst of
+    /// events (many timers changing phase together) gets one small write, not one each.
+    static let markFlushDelayMs: Millis = 2_000
 
-    /// The published events old enough to be marked; removes them from `publishedUnmarked`.
-    func takeMarkable(now: Millis) -> [Int64] {
-        let delay = markPublishedDelayMs
-        let ready = publishedUnmarked.filter { now - $0.atMs >= delay }.map(\.seq)
-        if !ready.isEmpty { publishedUnmarked.removeAll { now - $0.atMs >= delay } }
-        return ready
+    /// The acknowledged events to mark published in this write; clears the `.marks` deadline.
+    func takeMarkable() -> [Int64] {
+        deadlines.set(.marks, at: nil)
+        defer { deliveredUnmarked.removeAll() }
+        return deliveredUnmarked
+    }
+
+    /// The broker acknowledged a tracked publish: the event reached it, so it is marked
+    /// published in the next write (or at the `.marks` deadline). Unmarked until then, a
+    /// restart settles it by the outbox check, which is right either way.
+    func deliveryReported(_ report: MQTTDeliveryReport) {
+        guard let seq = awaitingDelivery.removeValue(forKey: report.token) else { return }
+        guard report.isAccepted else {
+            logger.error("the broker refused an event; it stays in the outbox and is retried at the next connect",
+                         metadata: ["seq": "\(seq)", "reason": "\(report.reasonCode)"])
+            return
+        }
+        deliveredUnmarked.append(seq)
+        if deliveredUnmarked.count == 1 { deadlines.set(.marks, at: clock.now() + Self.markFlushDelayMs) }
     }
 
     /// The store writes of an output: changed timers (when their revision moved), transition
@@ -161,7 +167,7 @@ extension NodeEngine {
         batch.deleteTimers = output.deletedTimers
         batch.shiftRequestsMs = unstoredRequestShiftMs
         batch.requests = output.requests
-        if !batch.isEmpty { batch.markPublished = takeMarkable(now: now) }
+        if !batch.isEmpty || output.flushMarks { batch.markPublished = takeMarkable() }
         return batch
     }
 
@@ -288,17 +294,32 @@ extension NodeEngine {
         await publish(to: topics.timer(event.timer).event, JSONCoding.encode(event.json), retain: false)
     }
 
+    /// A written event (its outbox `seq`), published with a delivery token: the broker's
+    /// acknowledgement marks it published (`deliveryReported`).
+    func publishWrittenEvent(_ topic: String, _ payload: [UInt8], seq: Int64) async {
+        do {
+            let token = try await client.publishTracked(to: topic, payload: payload, qos: .atLeastOnce)
+            awaitingDelivery[token] = seq
+        } catch {
+            publishFailed(topic, error)
+        }
+    }
+
     /// One publish; failures are logged, never fatal (the client keeps QoS 1 publishes made
     /// while disconnected, and everything retained is republished on reconnect).
     func publish(to topic: String, _ payload: [UInt8], retain: Bool, properties: MQTTProperties = .none) async {
         do {
             try await client.publish(to: topic, payload: payload, qos: .atLeastOnce, retain: retain, properties: properties)
         } catch {
-            // Expected while the link is down (retained topics are republished on connect);
-            // otherwise a message was lost (e.g. the client's offline queue is full): say so.
-            let level: Logger.Level = linkUp ? .warning : .debug
-            logger.log(level: level, "publish failed", metadata: ["topic": "\(topic)", "error": "\(error)"])
+            publishFailed(topic, error)
         }
+    }
+
+    private func publishFailed(_ topic: String, _ error: MQTTError) {
+        // Expected while the link is down (retained topics are republished on connect);
+        // otherwise a message was lost (e.g. the client's offline queue is full): say so.
+        let level: Logger.Level = linkUp ? .warning : .debug
+        logger.log(level: level, "publish failed", metadata: ["topic": "\(topic)", "error": "\(error)"])
     }
 
     static func errorBody(id: JSONValue, _ error: ReplyError) -> JSONValue {

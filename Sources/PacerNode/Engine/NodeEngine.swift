@@ -10,6 +10,8 @@ enum EngineInput: Sendable {
     case connection(MQTTConnectionEvent)
     /// The deadline alarm fired.
     case deadline
+    /// The broker acknowledged a tracked publish (an event from the outbox).
+    case delivered(MQTTDeliveryReport)
 }
 
 /// The one owner of all timers (SPEC §3, issue 4).
@@ -63,9 +65,11 @@ actor NodeEngine {
     /// A wall-clock jump not yet applied to the stored request ids (rides on the next
     /// successful write; see `StoreBatch.shiftRequestsMs`).
     var unstoredRequestShiftMs: Millis = 0
-    /// Events published (handed to the MQTT client) but not yet marked published in the store,
-    /// with when; marked in the batch of a later write (see `markPublishedDelayMs`).
-    var publishedUnmarked: [(seq: Int64, atMs: Millis)] = []
+    /// Written events published with a delivery token, awaiting the broker's acknowledgement.
+    var awaitingDelivery: [MQTTDeliveryToken: Int64] = [:]
+    /// Events the broker acknowledged, not yet marked published in the store (marked in the
+    /// next write, or by the `.marks` deadline at the latest).
+    var deliveredUnmarked: [Int64] = []
 
     let inputs: AsyncStream<EngineInput>
     let inputContinuation: AsyncStream<EngineInput>.Continuation
@@ -117,6 +121,8 @@ actor NodeEngine {
         switch input {
         case .message(let message):
             route(message, now: now, into: &output)
+        case .delivered(let report):
+            deliveryReported(report)
         case .connection(let event):
             connectionChanged(event, now: now, into: &output)
         case .deadline:
@@ -125,6 +131,7 @@ actor NodeEngine {
                 case .timer(let id): advanceTimer(id, now: now, into: &output)
                 case .heartRate(let source): heartRateWentStale(source, now: now, into: &output)
                 case .outbox: output.resolveOutbox = true
+                case .marks: output.flushMarks = true
                 }
             }
         }
@@ -194,7 +201,6 @@ actor NodeEngine {
         ledger.shiftTimes(by: delta)  // a retried request id stays a duplicate
         unstoredRequestShiftMs = unstoredRequestShiftMs.saturatingAdd(delta)  // ... also after a restart
         heartRate.shiftTimes(by: delta)  // a reading stays fresh as long as before
-        publishedUnmarked = publishedUnmarked.map { ($0.seq, $0.atMs.saturatingAdd(delta)) }
         lastPruneMs = lastPruneMs.map { $0.saturatingAdd(delta) }
         deadlines.shift(by: delta)  // heart-rate staleness, the outbox check's window
         rescheduleAll()

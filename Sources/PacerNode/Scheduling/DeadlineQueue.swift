@@ -7,6 +7,8 @@ enum DeadlineOwner: Hashable, Sendable {
     case timer(String)
     case heartRate(String)
     case outbox
+    /// Acknowledged events to mark published (see `NodeEngine.markFlushDelayMs`).
+    case marks
 }
 
 /// One deadline queue for everything the node waits for (SPEC: one scheduler for all timers).
