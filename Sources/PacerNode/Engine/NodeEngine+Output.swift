@@ -61,6 +61,11 @@ extension NodeEngine {
                 for record in result.appended { written[EventKey(record)] = record }
             } catch {
                 logger.error("could not write to the database; the change is not applied", metadata: ["error": "\(error)"])
+                // The marks it carried wait for the next write.
+                if !batch.markPublished.isEmpty {
+                    if deliveredUnmarked.isEmpty { deadlines.set(.marks, at: now + Self.markFlushDelayMs) }
+                    deliveredUnmarked = batch.markPublished + deliveredUnmarked
+                }
                 if let rollback = output.rollback {
                     for (id, entry) in rollback.timers { timers[id] = entry }
                     ledger = rollback.ledger
