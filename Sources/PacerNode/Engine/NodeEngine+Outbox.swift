@@ -34,13 +34,7 @@ extension NodeEngine {
         guard let store, outboxCheck == nil else { return }
         // Events the broker already acknowledged are delivered: marked before the check reads
         // the outbox, so it never publishes them again.
-        if !deliveredUnmarked.isEmpty {
-            var marks = StoreBatch()
-            marks.markPublished = takeMarkable()
-            do { try store.apply(marks) } catch {
-                logger.error("could not mark events as published", metadata: ["error": "\(error)"])
-            }
-        }
+        writeMarks(takeMarkable(), to: store)
         let pending: [EventRecord]
         do { pending = try store.unpublishedEvents() } catch {
             logger.error("could not read the event outbox", metadata: ["error": "\(error)"])
@@ -54,6 +48,16 @@ extension NodeEngine {
             logger.warning("could not read back the retained states; publishing the outbox as is", metadata: ["error": "\(error)"])
         }
         deadlines.set(.outbox, at: now + Self.outboxCheckWindowMs)
+    }
+
+    /// Marks events published in a write of their own (the outbox check cannot wait for one).
+    private func writeMarks(_ seqs: [Int64], to store: PacerDatabase) {
+        guard !seqs.isEmpty else { return }
+        var marks = StoreBatch()
+        marks.markPublished = seqs
+        do { try store.apply(marks) } catch {
+            logger.error("could not mark events as published", metadata: ["error": "\(error)"])
+        }
     }
 
     /// A message on one of our own `state` topics during the outbox check.
@@ -91,11 +95,7 @@ extension NodeEngine {
         }
         for id in check.held.sorted() { await publishTimer(id, now: now, force: true) }
         // Proven delivered: marked now. Published now: marked on the broker's acknowledgement.
-        var mark = StoreBatch()
-        mark.markPublished = delivered
-        do { try store.apply(mark) } catch {
-            logger.error("could not mark events as published", metadata: ["error": "\(error)"])
-        }
+        writeMarks(delivered, to: store)
         logger.info("event outbox settled", metadata: ["published": "\(resent.count)", "already_delivered": "\(delivered.count)"])
         do { try await client.unsubscribe(from: stateFilter) } catch {
             logger.debug("unsubscribe failed", metadata: ["error": "\(error)"])

@@ -61,11 +61,7 @@ extension NodeEngine {
                 for record in result.appended { written[EventKey(record)] = record }
             } catch {
                 logger.error("could not write to the database; the change is not applied", metadata: ["error": "\(error)"])
-                // The marks it carried wait for the next write.
-                if !batch.markPublished.isEmpty {
-                    if deliveredUnmarked.isEmpty { deadlines.set(.marks, at: now + Self.markFlushDelayMs) }
-                    deliveredUnmarked = batch.markPublished + deliveredUnmarked
-                }
+                awaitMark(batch.markPublished, now: now)  // the marks it carried wait for the next write
                 if let rollback = output.rollback {
                     for (id, entry) in rollback.timers { timers[id] = entry }
                     ledger = rollback.ledger
@@ -147,8 +143,14 @@ extension NodeEngine {
                          metadata: ["seq": "\(seq)", "reason": "\(report.reasonCode)"])
             return
         }
-        deliveredUnmarked.append(seq)
-        if deliveredUnmarked.count == 1 { deadlines.set(.marks, at: clock.now() + Self.markFlushDelayMs) }
+        awaitMark([seq], now: clock.now())
+    }
+
+    /// Events to mark published: carried by the next write, or by the `.marks` deadline.
+    private func awaitMark(_ seqs: [Int64], now: Millis) {
+        guard !seqs.isEmpty else { return }
+        if deliveredUnmarked.isEmpty { deadlines.set(.marks, at: now + Self.markFlushDelayMs) }
+        deliveredUnmarked += seqs
     }
 
     /// The store writes of an output: changed timers (when their revision moved), transition
