@@ -46,9 +46,12 @@ public final class MQTTClient: @unchecked Sendable {
         // the handle (no waiting in deinit).
         let action = core.state.withLock { $0.shutdownRequested() }
         let error = MQTTError(.shutdown, "the client was deallocated")
-        for waiter in action.waiters { waiter.fulfil(.failure(error)) }
-        for waiter in action.ackWaiters { waiter.fulfil(.failure(error)) }
-        if action.threadExit != nil {
+        for waiter in action.connectWaiters { waiter.fulfil(.failure(error)) }
+        for waiter in action.acknowledgementWaiters { waiter.fulfil(.failure(error)) }
+        switch action.thread {
+        case .none, .leave:
+            break
+        case .disconnectAndWait, .wakeAndWait:
             _ = mosquitto_disconnect(core.mosq)  // the thread is alive, so the handle is too
             core.wakeNetworkThread()
         }
@@ -79,11 +82,18 @@ public final class MQTTClient: @unchecked Sendable {
     /// - Throws: ``MQTTError``: `.badCredentials` / `.notAuthorized` (or another refusal code)
     ///   as soon as the broker refuses the CONNECT, without retrying; `.tls` when the TLS
     ///   handshake fails; `.timeout` (with the last error) when no connection was made in
-    ///   time; `.shutdown` after ``disconnect()``.
+    ///   time; `.shutdown` after ``disconnect()``; `.cancelled` at once when the calling
+    ///   task is cancelled, whatever the attempt is doing (resolving the name, a TCP connect
+    ///   that hangs, waiting for the CONNACK, waiting to retry): the network thread then
+    ///   stops trying unless another `connect()` still waits or a connection was made.
     public func connect() async throws(MQTTError) {
         let timeout = core.configuration.connectTimeout
         let started = ContinuousClock.now
+        let cancelled = MQTTError(
+            .cancelled, "connect() to \(core.configuration.host):\(core.configuration.port) was cancelled; the client stopped trying")
         while true {
+            // A cancelled task starts nothing (and a retry below stops here).
+            if Task.isCancelled { throw cancelled }
             let waiter = OneShot<Result<Void, MQTTError>>()
             let action = core.state.withLock { $0.connectRequested(waiter) }
             let token: UInt64
@@ -93,7 +103,8 @@ public final class MQTTClient: @unchecked Sendable {
             case .fail(let error):
                 throw error
             case .waitForThreadExit(let exit):
-                // An earlier, abandoned attempt is still unwinding; wait for it (bounded).
+                // An earlier, abandoned attempt is still unwinding; wait for it (bounded,
+                // and ended at once by cancellation).
                 let remaining = timeout - (ContinuousClock.now - started)
                 guard remaining > .zero else { throw core.state.withLock { $0.timeoutError(after: timeout) } }
                 await exit.wait(timeout: remaining, timeoutValue: (), cancelValue: ())
@@ -106,17 +117,19 @@ public final class MQTTClient: @unchecked Sendable {
             }
             let remaining = max(timeout - (ContinuousClock.now - started), .milliseconds(1))
             let timedOut = MQTTError(.timeout, "")
-            let cancelled = MQTTError(.other, "connect() was cancelled")
             let result = await waiter.wait(
                 timeout: remaining, timeoutValue: .failure(timedOut), cancelValue: .failure(cancelled))
             switch result {
             case .success:
                 return
             case .failure(let error) where error == timedOut || error == cancelled:
-                let (wake, message) = core.state.withLock { state in
+                let (abandon, message) = core.state.withLock { state in
                     (state.connectAbandoned(token: token), state.timeoutError(after: timeout))
                 }
-                if wake { core.wakeNetworkThread() }
+                switch abandon {
+                case .wakeNetworkThread: core.wakeNetworkThread()
+                case .none: break
+                }
                 throw error == cancelled ? cancelled : message
             case .failure(let error):
                 throw error
@@ -183,7 +196,7 @@ public final class MQTTClient: @unchecked Sendable {
             var list = try properties.makePropertyList()
             mosquitto_property_free_all(&list)
         }
-        let pending = MQTTConnectionStateMachine.PendingPublish(
+        let pending = PublishTracker.PendingPublish(
             topic: topic, payload: payload, qos: qos, retain: retain, properties: properties, token: token)
         var decision = core.state.withLock { $0.publishRequested(pending) }
         while true {
@@ -266,20 +279,28 @@ public final class MQTTClient: @unchecked Sendable {
     /// the will is not published and the session is kept for its expiry interval), waits
     /// for the network thread to stop, then destroys the handle; all of it bounded by
     /// ``MQTTConfiguration/shutdownTimeout``. Finishes ``messages`` and ``connectionEvents``.
-    /// Idempotent. If the network thread is stuck in a blocking call (a DNS lookup or TCP
-    /// connect to an unreachable host), it returns at the bound and the thread destroys
-    /// the handle itself when that call returns.
+    /// Idempotent; returns at once when the calling task is cancelled. If the network
+    /// thread is in its blocking connect call (a DNS lookup or a TCP connect to an
+    /// unreachable host), there is no connection to end: it returns at once, and the
+    /// thread destroys the handle itself when that call returns. A thread waiting out a
+    /// reconnect delay is woken at once.
     public func disconnect() async {
         let action = core.state.withLock { $0.shutdownRequested() }
         let error = MQTTError(.shutdown, "disconnect() was called")
-        for waiter in action.waiters { waiter.fulfil(.failure(error)) }
-        for waiter in action.ackWaiters { waiter.fulfil(.failure(error)) }
-        if let exit = action.threadExit {
-            if action.first {
-                // Safe: the network thread is alive, so the handle is not destroyed. This
-                // queues DISCONNECT and wakes the loop; the thread sends it and returns.
-                _ = mosquitto_disconnect(core.mosq)
-            }
+        for waiter in action.connectWaiters { waiter.fulfil(.failure(error)) }
+        for waiter in action.acknowledgementWaiters { waiter.fulfil(.failure(error)) }
+        switch action.thread {
+        case .none, .leave:
+            // No thread, or one stuck in a blocking connect with no connection to end: it
+            // notices the shutdown when that call returns and destroys the handle itself.
+            break
+        case .disconnectAndWait(let exit):
+            // Safe: the network thread is alive, so the handle is not destroyed. This
+            // queues DISCONNECT and wakes the loop; the thread sends it and returns.
+            _ = mosquitto_disconnect(core.mosq)
+            core.wakeNetworkThread()
+            await exit.wait(timeout: core.configuration.shutdownTimeout, timeoutValue: (), cancelValue: ())
+        case .wakeAndWait(let exit):
             core.wakeNetworkThread()
             await exit.wait(timeout: core.configuration.shutdownTimeout, timeoutValue: (), cancelValue: ())
         }

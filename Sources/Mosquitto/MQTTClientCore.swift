@@ -23,8 +23,8 @@ enum MosquittoLibrary {
 ///   libmosquitto's own mutexes and wake the loop through its socket pair). Connecting
 ///   and `mosquitto_loop` happen on the network thread only.
 /// - `mosquitto_destroy` runs exactly once, when the handle is closing, no API call is
-///   inside it (`inFlightCalls == 0`) and the network thread has returned. The state
-///   machine hands that duty to exactly one caller (`takeDestroyDuty`).
+///   inside it and the network thread has returned. ``MosquittoHandleLifetime`` hands
+///   that duty to exactly one caller.
 /// - Callbacks get `self` through `Unmanaged` userdata, unretained: the network thread
 ///   retains `self` while it runs, and callbacks run only on that thread.
 /// - Mutable Swift state lives in `state` (a `Mutex`), which is never held while calling
@@ -73,8 +73,8 @@ final class MQTTClientCore: @unchecked Sendable {
                 version: configuration.version, reconnectPolicy: configuration.reconnect,
                 endpoint: "\(configuration.host):\(configuration.port)",
                 tlsConfigured: configuration.tls != nil,
-                clientCertificateConfigured: configuration.tls?.certificateFile != nil))
-        state.withLock { $0.offlineQueueLimit = configuration.offlineQueueLimit }
+                clientCertificateConfigured: configuration.tls?.certificateFile != nil,
+                offlineQueueLimit: configuration.offlineQueueLimit))
         (messages, messageContinuation) = AsyncStream.makeStream(of: MQTTMessage.self)
         (events, eventContinuation) = AsyncStream.makeStream(of: MQTTConnectionEvent.self)
         (deliveries, deliveryContinuation) = AsyncStream.makeStream(of: MQTTDeliveryReport.self)
@@ -86,7 +86,7 @@ final class MQTTClientCore: @unchecked Sendable {
         // Reached when the client and the network thread are both gone. Normally the
         // handle is already destroyed; this covers a throwing init.
         let destroy = state.withLock { state -> Bool in
-            if state.handle == .destroyed { return false }
+            if case .destroyed = state.handle.state { return false }
             return true
         }
         if destroy { mosquitto_destroy(mosq) }
@@ -202,7 +202,7 @@ final class MQTTClientCore: @unchecked Sendable {
 
     /// Hands a publish to libmosquitto. Returns `MOSQ_ERR_SUCCESS` or `MOSQ_ERR_NO_CONN`;
     /// throws for anything else.
-    func send(_ publish: MQTTConnectionStateMachine.PendingPublish, on mosq: OpaquePointer) throws(MQTTError) -> Int32 {
+    func send(_ publish: PublishTracker.PendingPublish, on mosq: OpaquePointer) throws(MQTTError) -> Int32 {
         var list: OpaquePointer?
         if configuration.version == .v5 { list = try publish.properties.makePropertyList() }
         defer { mosquitto_property_free_all(&list) }
@@ -253,12 +253,14 @@ final class MQTTClientCore: @unchecked Sendable {
         let configuration = self.configuration
         let port = Int32(configuration.port)
         let keepAlive = Int32(configuration.keepAlive)
-        while true {
-            guard state.withLock({ $0.attemptStarting() }) else { break }
+        while state.withLock({ $0.attemptStarting() }) == .connect {
+            // Blocking: resolves the host name and connects TCP, then sends CONNECT. A
+            // disconnect() meanwhile does not wait for it (see MQTTClient.disconnect()).
             var rc = mosquitto_connect_bind_v5(mosq, configuration.host, port, keepAlive, nil, connectProperties)
             var savedErrno = errno
             let connectFailed = rc != MOSQ_ERR_SUCCESS.rawValue
             if rc == MOSQ_ERR_SUCCESS.rawValue {
+                state.withLock { $0.connectSent() }
                 // libmosquitto does not open its socket close-on-exec: without this, a
                 // child process the node spawns (a sound player, say) would inherit the
                 // connection and keep it open after the node dies, delaying the will.
@@ -267,9 +269,10 @@ final class MQTTClientCore: @unchecked Sendable {
                 var stopDeadline: ContinuousClock.Instant?
                 while true {
                     if stopDeadline == nil, state.withLock({ $0.stopRequested }) {
-                        // disconnect() was called: send DISCONNECT (MQTT 5 reason 0: the
-                        // session is kept for its expiry and the will is not published),
-                        // then keep looping until the socket closes, within the bound.
+                        // disconnect() was called, or connect() gave up: send DISCONNECT
+                        // (MQTT 5 reason 0: the session is kept for its expiry and the will
+                        // is not published), then keep looping until the socket closes,
+                        // within the bound.
                         _ = mosquitto_disconnect(mosq)
                         stopDeadline = .now + configuration.shutdownTimeout
                     }
@@ -281,21 +284,18 @@ final class MQTTClientCore: @unchecked Sendable {
                 }
             }
             let action = state.withLock { $0.connectionEnded(rc: rc, errno: savedErrno, connectFailed: connectFailed) }
-            for waiter in action.orphanedAcks { waiter.fulfil(.success(())) }
+            for waiter in action.orphanedAcknowledgements { waiter.fulfil(.success(())) }
             for event in action.events { yield(event) }
-            for waiter in action.waiters { waiter.fulfil(action.result) }
             switch action.next {
-            case .stop:
-                break
             case .retry(let delay):
                 backoff(delay)
-                continue
+            case .stop(let waiters, let error):
+                for waiter in waiters { waiter.fulfil(.failure(error)) }
             }
-            break
         }
-        let (waiters, destroy) = state.withLock { $0.threadExited() }
-        if destroy { mosquitto_destroy(mosq) }
-        for waiter in waiters { waiter.fulfil(()) }
+        let exit = state.withLock { $0.threadExited() }
+        if exit.destroy { mosquitto_destroy(mosq) }
+        for waiter in exit.exitWaiters { waiter.fulfil(()) }
     }
 
     /// Sends the publishes kept while disconnected, in order, and those that queued behind
@@ -324,18 +324,26 @@ final class MQTTClientCore: @unchecked Sendable {
         let action = state.withLock {
             $0.connackReceived(reasonCode: reasonCode, sessionPresent: flags & 1 != 0)
         }
-        // Redo the remembered subscriptions (the canonical place: on_connect, so every
-        // reconnect resubscribes). mosquitto_subscribe only queues a packet here.
-        for (filter, qos) in action.resubscribe {
-            var messageID: Int32 = 0
-            if mosquitto_subscribe_v5(mosq, &messageID, filter, qos.rawValue, 0, nil) == MOSQ_ERR_SUCCESS.rawValue {
-                state.withLock { $0.ignoreAcknowledgement(of: messageID) }
+        switch action {
+        case .accepted(let event, let resubscribe, let waiters):
+            // Redo the remembered subscriptions (the canonical place: on_connect, so every
+            // reconnect resubscribes). mosquitto_subscribe only queues a packet here.
+            for (filter, qos) in resubscribe {
+                var messageID: Int32 = 0
+                if mosquitto_subscribe_v5(mosq, &messageID, filter, qos.rawValue, 0, nil) == MOSQ_ERR_SUCCESS.rawValue {
+                    state.withLock { $0.ignoreAcknowledgement(of: messageID) }
+                }
             }
+            // What was published while disconnected goes out from the network loop once this
+            // callback has returned (see MQTTConnectionStateMachine.takeFlush).
+            yield(event)
+            for waiter in waiters { waiter.fulfil(.success(())) }
+        case .refused(let event, let waiters, let error):
+            yield(event)
+            for waiter in waiters { waiter.fulfil(.failure(error)) }
+        case .ignore:
+            break
         }
-        // What was published while disconnected goes out from the network loop once this
-        // callback has returned (see MQTTConnectionStateMachine.takeFlush).
-        yield(action.event)
-        for waiter in action.waiters { waiter.fulfil(action.result) }
     }
 
     func handlePublished(messageID: Int32, reasonCode: Int32) {

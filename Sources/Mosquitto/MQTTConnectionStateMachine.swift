@@ -3,114 +3,214 @@ import Foundation
 
 /// The client's connection state, kept behind the core's `Mutex`.
 ///
-/// A plain value: every input (an API call, a CONNACK, the end of a connection, the
-/// network thread starting or stopping) is one `mutating func` that returns what the
-/// shell must do. It never calls libmosquitto and never blocks, so it is safe to drive
-/// from a libmosquitto callback, and it is unit-tested without a broker.
+/// A pure state machine in the postgres-nio style: `state` is an enum whose every case
+/// carries its own context, and every input (an API call, a CONNACK, the end of a
+/// connection, the network thread starting or stopping) is one `mutating func` that
+/// switches over it exhaustively and returns what the shell (``MQTTClientCore`` and
+/// ``MQTTClient``) must do. It never calls libmosquitto and never blocks, so it is safe to
+/// drive from a libmosquitto callback, and it is unit-tested without a broker.
+///
+/// ```
+///              connect()                    CONNACK 0
+///   idle ───────────────▶ connecting ─────────────────────▶ connected
+///    ▲                     │  ▲  dialing → awaitingConnack    │      ▲
+///    │   thread returned   │  └─ backingOff ◀─ ended          │ ended│ CONNACK 0
+///    └──────── stopping ◀──┘ refused / TLS / fatal /           ▼      │
+///                 ▲          connect() gave up              reconnecting
+///                 └────────────── fatal error ───────────── (dialing, awaitingConnack,
+///                                                            refused, backingOff)
+///   any state ── disconnect() / deinit ──▶ closed (terminal)
+/// ```
+///
+/// Invariants (each made structural where it can be):
+/// - A network thread runs in `connecting`, `connected`, `reconnecting` and `stopping`, and
+///   none in `idle`; in `closed`, ``ClosedContext/thread`` says. ``handle`` agrees.
+/// - `connect()` callers wait only in `connecting` and `reconnecting`; every one is
+///   fulfilled exactly once (success at the CONNACK, failure when the attempt stops, or
+///   `.shutdown` at `disconnect()`), or removed by ``connectAbandoned(token:)``.
+/// - A first refused CONNACK, a TLS or protocol failure on the first connection, and an
+///   error retrying cannot fix all lead to `stopping`, never to a silent retry.
+/// - Nothing leaves `closed`.
+///
+/// The publish bookkeeping, the subscriptions and the handle's lifetime are separate
+/// machines (``PublishTracker``, ``SubscriptionRegistry``, ``MosquittoHandleLifetime``)
+/// that this one drives and tells where the connection is.
 ///
 /// Threading: none of its own; the owner serialises access (`Mutex<…StateMachine>`).
 struct MQTTConnectionStateMachine {
+    typealias ConnectWaiter = OneShot<Result<Void, MQTTError>>
+    typealias PendingPublish = PublishTracker.PendingPublish
+
     /// Where the connection is.
-    enum Phase: Equatable {
+    enum State {
         /// No network thread; `connect()` starts one.
         case idle
-        /// Trying to make the first connection of a `connect()` call.
-        case connecting
+        /// A network thread tries to make the first connection of a `connect()` call.
+        case connecting(ConnectingContext)
         /// The broker accepted the current connection.
-        case connected
-        /// The connection was lost after a success; the network thread reconnects.
-        case reconnecting
-        /// `disconnect()` or deinit ran: the client is finished.
-        case closed
+        case connected(ConnectedContext)
+        /// The connection was lost after a success; the network thread reconnects by itself.
+        case reconnecting(ConnectingContext)
+        /// The network thread was told to stop (connect() gave up, the first CONNACK was
+        /// refused, an error retrying cannot fix) and has not returned yet.
+        case stopping(StoppingContext)
+        /// `disconnect()` or deinit ran: the client is finished. Terminal.
+        case closed(ClosedContext)
     }
 
-    /// The libmosquitto handle's lifetime (see `MQTTClientCore`).
-    enum Handle: Equatable {
-        /// API calls may use the handle.
-        case open
-        /// Shut down: destroy as soon as no API call is inside and the thread is gone.
-        case closing
-        /// `mosquitto_destroy` has been called (or is being called by whoever got the duty).
-        case destroyed
+    /// Where the network thread is within one attempt.
+    enum Attempt: Equatable {
+        /// Inside `mosquitto_connect_bind_v5`: it resolves the name and connects TCP,
+        /// blocking; no socket exists to send DISCONNECT on.
+        case dialing
+        /// CONNECT was sent; waiting for the CONNACK.
+        case awaitingConnack
+        /// The broker refused this CONNECT (only while reconnecting: a refused first
+        /// connection stops instead); the connection is ending.
+        case refused(MQTTError)
+        /// Waiting this long before the next attempt.
+        case backingOff(Duration)
     }
 
-    /// What the network thread does after a connection (or a connection attempt) ends.
-    enum Next: Equatable {
-        case stop
-        case retry(after: Duration)
+    /// The first connection, or a reconnection, being made.
+    struct ConnectingContext {
+        /// `connect()` callers waiting for the CONNACK, by token.
+        var waiters: [UInt64: ConnectWaiter] = [:]
+        var attempt: Attempt = .dialing
+        /// Failed attempts in a row (the backoff grows with them).
+        var failedAttempts = 0
+        /// Why the last attempt failed (for the timeout message).
+        var lastFailure: MQTTError?
     }
 
-    /// A publish kept while disconnected.
-    struct PendingPublish: Sendable, Equatable {
-        var topic: String
-        var payload: [UInt8]
-        var qos: MQTTQoS
-        var retain: Bool
-        var properties: MQTTProperties
-        /// Set for a tracked publish: its acknowledgement is reported with this token.
-        var token: MQTTDeliveryToken? = nil
+    /// Whether the publishes kept while disconnected have all gone out on this connection.
+    enum Flush: Equatable {
+        /// Not yet: they go out from the network loop after the CONNACK's loop call, and new
+        /// QoS 1/2 publishes queue behind them.
+        case pending
+        /// Done: publishes go straight to libmosquitto.
+        case done
+    }
+
+    struct ConnectedContext {
+        /// Which accepted connection this is (1 for the first).
+        var generation: Int
+        var flush: Flush = .pending
+    }
+
+    struct StoppingContext {
+        /// Where the thread is.
+        enum Step: Equatable {
+            /// In the blocking `mosquitto_connect_bind_v5`.
+            case dialing
+            /// A connection exists (CONNECT sent, possibly refused); it is being closed.
+            case connection
+            /// The broker accepted this connection after the stop was decided: its end is
+            /// still reported, so no listener thinks it is up.
+            case accepted
+            /// Waiting out a backoff delay (woken at once).
+            case backingOff
+            /// The connection is over; the thread is returning.
+            case exiting
+        }
+
+        var step: Step
+        /// Why the last attempt failed.
+        var lastFailure: MQTTError?
+        /// Tasks waiting for the network thread to return (a `connect()` that wants to start over).
+        var exitWaiters: [OneShot<Void>] = []
+    }
+
+    struct ClosedContext {
+        /// The network thread, as far as shutdown goes.
+        enum Thread: Equatable {
+            /// None runs.
+            case exited
+            /// It is in the blocking `mosquitto_connect_bind_v5`: nothing can be sent, and
+            /// it may stay there for minutes; it destroys the handle when it returns.
+            case dialing
+            /// In the network loop or a backoff wait: it notices the shutdown at once.
+            case running
+        }
+
+        var thread: Thread
+        /// Tasks waiting for the network thread to return (`disconnect()`).
+        var exitWaiters: [OneShot<Void>] = []
+    }
+
+    /// Per-connection facts from the callbacks, for the error message of its end.
+    struct Diagnostics {
+        /// A reason code the broker sent in a DISCONNECT (MQTT 5).
+        var serverDisconnectReason: Int32?
+        /// The last error or warning libmosquitto logged (OpenSSL errors land here).
+        var lastLoggedProblem: String?
     }
 
     let version: MQTTVersion
     let reconnectPolicy: MQTTReconnectPolicy
-    var offlineQueueLimit = 1000
     let endpoint: String
     let tlsConfigured: Bool
-
-    private(set) var phase: Phase = .idle
-    private(set) var handle: Handle = .open
-    private(set) var threadRunning = false
-    private(set) var stopRequested = false
-    /// A CONNACK success was seen since the network thread started.
-    private(set) var everConnected = false
-    private(set) var failedAttempts = 0
-    private(set) var inFlightCalls = 0
-
-    /// `connect()` callers waiting for the first CONNACK.
-    private var connectWaiters: [UInt64: OneShot<Result<Void, MQTTError>>] = [:]
-    private var nextToken: UInt64 = 0
-    /// Tasks waiting for the network thread to exit.
-    private var exitWaiters: [OneShot<Void>] = []
-
-    /// Counts successful CONNACKs: tells connections apart.
-    private(set) var connectionGeneration = 0
-    /// QoS 1/2 publishes made while disconnected, sent after the next CONNACK.
-    private(set) var offlineQueue: [PendingPublish] = []
-    /// Between a CONNACK and the end of its flush of `offlineQueue` (sent outside the lock):
-    /// new publishes keep queueing behind the flushed ones, so none overtakes them.
-    private(set) var flushing = false
-
-    /// Remembered subscriptions, redone after every CONNACK.
-    private(set) var subscriptions: [String: MQTTQoS] = [:]
-    /// SUBACK / UNSUBACK waiters by message id.
-    private var ackWaiters: [Int32: OneShot<Result<Void, MQTTError>>] = [:]
-    /// Acknowledgements that arrived before their waiter was registered.
-    private var earlyAcks: [Int32: Result<Void, MQTTError>] = [:]
-    /// Message ids of the resubscriptions made inside on_connect (nobody waits for them).
-    private var ignoredMessageIDs: Set<Int32> = []
-
-    // Per-connection facts, reset when an attempt starts.
-    private var connackThisConnection = false
-    private var refusalThisConnection: MQTTError?
-    private(set) var serverDisconnectReason: Int32?
-    /// The last error or warning libmosquitto logged (OpenSSL errors land here).
-    private(set) var lastLoggedProblem: String?
-    /// Why the last attempt failed, for the timeout message.
-    private(set) var lastFailure: MQTTError?
-
     /// Whether a client certificate is configured (for the advice of a failed handshake).
     let clientCertificateConfigured: Bool
 
+    private(set) var state: State = .idle
+    private(set) var publishes: PublishTracker
+    private(set) var subscriptions = SubscriptionRegistry()
+    private(set) var handle = MosquittoHandleLifetime()
+    private(set) var diagnostics = Diagnostics()
+    /// How many connections the broker has accepted: tells connections apart.
+    private(set) var acceptedConnections = 0
+    private var lastWaiterToken: UInt64 = 0
+
     init(version: MQTTVersion, reconnectPolicy: MQTTReconnectPolicy, endpoint: String, tlsConfigured: Bool,
-         clientCertificateConfigured: Bool = false) {
+         clientCertificateConfigured: Bool = false, offlineQueueLimit: Int = 1000) {
         self.version = version
         self.reconnectPolicy = reconnectPolicy
         self.endpoint = endpoint
         self.tlsConfigured = tlsConfigured
         self.clientCertificateConfigured = clientCertificateConfigured
+        self.publishes = PublishTracker(endpoint: endpoint, keptLimit: offlineQueueLimit)
     }
 
-    var isConnected: Bool { phase == .connected }
+    // MARK: Queries
+
+    var isConnected: Bool {
+        switch state {
+        case .connected: true
+        case .idle, .connecting, .reconnecting, .stopping, .closed: false
+        }
+    }
+
+    /// Whether the network thread must stop (and send DISCONNECT if it has a connection).
+    var stopRequested: Bool {
+        switch state {
+        case .stopping, .closed: true
+        case .idle, .connecting, .connected, .reconnecting: false
+        }
+    }
+
+    /// The generation of the connection that is up, if any.
+    private var currentGeneration: Int? {
+        switch state {
+        case .connected(let context): context.generation
+        case .idle, .connecting, .reconnecting, .stopping, .closed: nil
+        }
+    }
+
+    private var publishLink: PublishTracker.Link {
+        switch state {
+        case .connected(let context):
+            switch context.flush {
+            case .pending: .flushing(generation: context.generation)
+            case .done: .up(generation: context.generation)
+            }
+        case .idle, .connecting, .reconnecting, .stopping: .down
+        case .closed: .closed
+        }
+    }
+
+    private static let shutdownError = MQTTError(
+        .shutdown, "the client was shut down with disconnect(); create a new MQTTClient")
 
     // MARK: connect()
 
@@ -127,50 +227,82 @@ struct MQTTConnectionStateMachine {
         case startThreadAndWait(token: UInt64)
     }
 
-    mutating func connectRequested(_ waiter: OneShot<Result<Void, MQTTError>>) -> ConnectAction {
-        guard handle == .open, phase != .closed else {
-            return .fail(MQTTError(.shutdown, "the client was shut down with disconnect(); create a new MQTTClient"))
-        }
-        if phase == .connected { return .succeed }
-        if threadRunning {
-            if stopRequested {
-                let exit = OneShot<Void>()
-                exitWaiters.append(exit)
-                return .waitForThreadExit(exit)
-            }
-            let token = register(waiter)
+    mutating func connectRequested(_ waiter: ConnectWaiter) -> ConnectAction {
+        switch state {
+        case .closed:
+            return .fail(Self.shutdownError)
+        case .connected:
+            return .succeed
+        case .idle:
+            guard handle.threadStarting() else { return .fail(Self.shutdownError) }
+            var context = ConnectingContext()
+            let token = register(waiter, in: &context)
+            state = .connecting(context)
+            return .startThreadAndWait(token: token)
+        case .connecting(var context):
+            let token = register(waiter, in: &context)
+            state = .connecting(context)
             return .wait(token: token)
+        case .reconnecting(var context):
+            let token = register(waiter, in: &context)
+            state = .reconnecting(context)
+            return .wait(token: token)
+        case .stopping(var context):
+            let exit = OneShot<Void>()
+            context.exitWaiters.append(exit)
+            state = .stopping(context)
+            return .waitForThreadExit(exit)
         }
-        let token = register(waiter)
-        threadRunning = true
-        stopRequested = false
-        everConnected = false
-        failedAttempts = 0
-        lastFailure = nil
-        phase = .connecting
-        return .startThreadAndWait(token: token)
     }
 
-    private mutating func register(_ waiter: OneShot<Result<Void, MQTTError>>) -> UInt64 {
-        nextToken += 1
-        connectWaiters[nextToken] = waiter
-        return nextToken
+    private mutating func register(_ waiter: ConnectWaiter, in context: inout ConnectingContext) -> UInt64 {
+        lastWaiterToken += 1
+        context.waiters[lastWaiterToken] = waiter
+        return lastWaiterToken
+    }
+
+    enum AbandonAction: Equatable {
+        case none
+        /// The network thread must stop trying: wake it from a backoff wait.
+        case wakeNetworkThread
     }
 
     /// A `connect()` caller gave up (timeout or cancellation). When nobody else waits and
     /// no connection was ever made, the network thread stops trying.
-    /// Returns whether the network thread must be woken to notice.
-    mutating func connectAbandoned(token: UInt64) -> Bool {
-        connectWaiters[token] = nil
-        if connectWaiters.isEmpty, !everConnected, threadRunning, !stopRequested {
-            stopRequested = true
-            return true
+    mutating func connectAbandoned(token: UInt64) -> AbandonAction {
+        switch state {
+        case .connecting(var context):
+            context.waiters[token] = nil
+            guard context.waiters.isEmpty else {
+                state = .connecting(context)
+                return .none
+            }
+            let step: StoppingContext.Step
+            switch context.attempt {
+            case .dialing: step = .dialing
+            case .awaitingConnack, .refused: step = .connection
+            case .backingOff: step = .backingOff
+            }
+            state = .stopping(StoppingContext(step: step, lastFailure: context.lastFailure))
+            return .wakeNetworkThread
+        case .reconnecting(var context):
+            // A connection was made before: the client keeps reconnecting.
+            context.waiters[token] = nil
+            state = .reconnecting(context)
+            return .none
+        case .idle, .connected, .stopping, .closed:
+            return .none
         }
-        return false
     }
 
     /// The message for a `connect()` that timed out.
     func timeoutError(after timeout: Duration) -> MQTTError {
+        let lastFailure: MQTTError?
+        switch state {
+        case .connecting(let context), .reconnecting(let context): lastFailure = context.lastFailure
+        case .stopping(let context): lastFailure = context.lastFailure
+        case .idle, .connected, .closed: lastFailure = nil
+        }
         let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
         var message = "could not connect to \(endpoint) within \(seconds.formatted()) s"
         if let lastFailure {
@@ -183,143 +315,207 @@ struct MQTTConnectionStateMachine {
 
     // MARK: Network thread
 
-    /// The network thread is about to call `mosquitto_connect_bind_v5`.
-    mutating func attemptStarting() -> Bool {
-        connackThisConnection = false
-        refusalThisConnection = nil
-        serverDisconnectReason = nil
-        lastLoggedProblem = nil
-        return !stopRequested
+    enum AttemptAction: Equatable {
+        /// Call `mosquitto_connect_bind_v5`.
+        case connect
+        /// Return from the thread.
+        case stop
     }
 
-    struct ConnackAction {
-        var event: MQTTConnectionEvent
-        var waiters: [OneShot<Result<Void, MQTTError>>]
-        var result: Result<Void, MQTTError>
-        /// Subscriptions to redo (success only).
-        var resubscribe: [(String, MQTTQoS)]
+    /// The network thread is about to call `mosquitto_connect_bind_v5` (first, or after a backoff).
+    mutating func attemptStarting() -> AttemptAction {
+        diagnostics = Diagnostics()
+        switch state {
+        case .connecting(var context):
+            context.attempt = .dialing
+            state = .connecting(context)
+            return .connect
+        case .reconnecting(var context):
+            context.attempt = .dialing
+            state = .reconnecting(context)
+            return .connect
+        case .stopping, .closed:
+            return .stop
+        case .idle, .connected:
+            // The thread only asks between connections, and runs only outside `idle`.
+            return .stop
+        }
+    }
+
+    /// `mosquitto_connect_bind_v5` returned success: a socket exists and CONNECT is on its way.
+    mutating func connectSent() {
+        switch state {
+        case .connecting(var context):
+            context.attempt = .awaitingConnack
+            state = .connecting(context)
+        case .reconnecting(var context):
+            context.attempt = .awaitingConnack
+            state = .reconnecting(context)
+        case .stopping(var context):
+            context.step = .connection
+            state = .stopping(context)
+        case .closed(var context):
+            if context.thread == .dialing { context.thread = .running }
+            state = .closed(context)
+        case .idle, .connected:
+            break
+        }
+    }
+
+    enum ConnackAction {
+        /// The broker accepted: redo these subscriptions (inside on_connect), publish the
+        /// event, fulfil the waiters with success.
+        case accepted(MQTTConnectionEvent, resubscribe: [(filter: String, qos: MQTTQoS)], waiters: [ConnectWaiter])
+        /// The broker refused: publish the event, fail the waiters with the error.
+        case refused(MQTTConnectionEvent, waiters: [ConnectWaiter], error: MQTTError)
+        /// The client is shut down: nothing to do.
+        case ignore
     }
 
     /// on_connect: the broker answered the CONNECT.
     mutating func connackReceived(reasonCode: Int32, sessionPresent: Bool) -> ConnackAction {
-        connackThisConnection = true
-        earlyAcks.removeAll()
-        ignoredMessageIDs.removeAll()
-        let waiters = Array(connectWaiters.values)
+        subscriptions.connackReceived()
+        let event = MQTTConnectionEvent.connected(sessionPresent: sessionPresent)
         if reasonCode == 0 {
-            connectWaiters.removeAll()
-            if phase != .closed { phase = .connected }
-            everConnected = true
-            connectionGeneration += 1
-            failedAttempts = 0
-            lastFailure = nil
-            // The kept publishes go out after libmosquitto has resent its own older ones
-            // (its retry runs when this callback returns): see `takeFlush`.
-            flushing = true
-            return ConnackAction(
-                event: .connected(sessionPresent: sessionPresent), waiters: waiters, result: .success(()),
-                resubscribe: subscriptions.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+            switch state {
+            case .connecting(let context), .reconnecting(let context):
+                acceptedConnections += 1
+                state = .connected(ConnectedContext(generation: acceptedConnections))
+                // The kept publishes go out after libmosquitto has resent its own older ones
+                // (its retry runs when this callback returns): see `takeFlush`.
+                return .accepted(event, resubscribe: subscriptions.resubscriptions(), waiters: Array(context.waiters.values))
+            case .stopping(var context):
+                // Accepted just as connect() gave up: reported, and ended by the thread.
+                acceptedConnections += 1
+                context.step = .accepted
+                state = .stopping(context)
+                return .accepted(event, resubscribe: [], waiters: [])
+            case .closed:
+                return .ignore
+            case .idle, .connected:
+                // No CONNECT is outstanding in these states.
+                return .ignore
+            }
         }
         let error = MQTTError.connack(reasonCode, version: version)
-        refusalThisConnection = error
-        lastFailure = error
-        if !everConnected {
+        switch state {
+        case .connecting(let context):
             // Refused on the first connection: fail connect() now, and do not retry
             // (a bad password must not become a silent endless retry).
-            connectWaiters.removeAll()
-            stopRequested = true
-            return ConnackAction(event: .refused(error), waiters: waiters, result: .failure(error), resubscribe: [])
+            state = .stopping(StoppingContext(step: .connection, lastFailure: error))
+            return .refused(.refused(error), waiters: Array(context.waiters.values), error: error)
+        case .reconnecting(var context):
+            // Refused after an earlier success: reported, then retried with backoff when
+            // the connection ends (the broker's password file may be fixed meanwhile).
+            context.attempt = .refused(error)
+            context.lastFailure = error
+            state = .reconnecting(context)
+            return .refused(.refused(error), waiters: [], error: error)
+        case .stopping(var context):
+            context.lastFailure = error
+            state = .stopping(context)
+            return .refused(.refused(error), waiters: [], error: error)
+        case .closed, .idle, .connected:
+            return .ignore
         }
-        return ConnackAction(event: .refused(error), waiters: [], result: .failure(error), resubscribe: [])
-    }
-
-    mutating func ignoreAcknowledgement(of messageID: Int32) {
-        ignoredMessageIDs.insert(messageID)
     }
 
     /// on_disconnect: remember a reason code the broker sent in a DISCONNECT (MQTT 5).
     mutating func disconnectCallback(reason: Int32) {
-        if reason >= 0x80 { serverDisconnectReason = reason }
+        if reason >= 0x80 { diagnostics.serverDisconnectReason = reason }
     }
 
     /// on_log: remember the last error or warning line.
     mutating func logged(problem: String) {
-        lastLoggedProblem = problem
+        diagnostics.lastLoggedProblem = problem
+    }
+
+    /// What the network thread does after a connection (or an attempt) ended.
+    enum Next {
+        /// Wait this long (unless woken), then ask ``attemptStarting()``.
+        case retry(after: Duration)
+        /// Return from the thread, failing these `connect()` callers with `error`.
+        case stop(failing: [ConnectWaiter], error: MQTTError)
     }
 
     struct EndAction {
+        /// Connection events to publish, in order.
         var events: [MQTTConnectionEvent] = []
-        var waiters: [OneShot<Result<Void, MQTTError>>] = []
-        var result: Result<Void, MQTTError> = .success(())
         /// SUBACK/UNSUBACK waiters whose packet died with the connection; the
         /// subscription is remembered and redone on reconnect, so they succeed.
-        var orphanedAcks: [OneShot<Result<Void, MQTTError>>] = []
-        var next: Next = .stop
+        var orphanedAcknowledgements: [SubscriptionRegistry.Waiter] = []
+        var next: Next
     }
 
     /// The network thread's connection (or attempt) ended with `rc` (`mosq_err_t`) and
     /// `errno`; `connectFailed` when `mosquitto_connect_bind_v5` itself failed.
     mutating func connectionEnded(rc: Int32, errno: Int32, connectFailed: Bool = false) -> EndAction {
-        var action = EndAction()
-        action.orphanedAcks = Array(ackWaiters.values)
-        ackWaiters.removeAll()
-        // QoS 0 packets not yet written die with the connection (no on_publish will come);
-        // QoS 1/2 messages stay with libmosquitto, which resends them after the reconnect.
-        sentPublishes = sentPublishes.filter { $0.value.qos != .atMostOnce }
-        let wasConnected = connackThisConnection && refusalThisConnection == nil
-        if phase == .connected { phase = .reconnecting }
-        flushing = false  // what is left waits for the next CONNACK
-
-        if stopRequested {
-            // A connection that was up ends without disconnect() (a connect() that timed out
-            // as its CONNACK arrived): its end is still an event, so no listener thinks it is up.
-            if wasConnected, phase != .closed {
+        let orphaned = subscriptions.connectionEnded()
+        publishes.connectionEnded()
+        var action = EndAction(orphanedAcknowledgements: orphaned, next: .stop(failing: [], error: Self.shutdownError))
+        switch state {
+        case .connected:
+            let error = classify(rc: rc, errno: errno, connectFailed: connectFailed, connackSeen: true)
+            action.events.append(.disconnected(reason: error.message))
+            if Self.isFatal(rc) {
+                action.events.append(.loopExited(MQTTError(.loopExited, "the MQTT network thread stopped: \(error.message)")))
+                state = .stopping(StoppingContext(step: .exiting, lastFailure: error))
+                action.next = .stop(failing: [], error: error)
+            } else {
+                let delay = reconnectPolicy.delay(forAttempt: 1)
+                state = .reconnecting(ConnectingContext(attempt: .backingOff(delay), failedAttempts: 1, lastFailure: error))
+                action.next = .retry(after: delay)
+            }
+        case .connecting(var context):
+            let error = classify(rc: rc, errno: errno, connectFailed: connectFailed, connackSeen: false)
+            context.lastFailure = error
+            if Self.isFatal(rc) || error.code == .tls || error.code == .protocolError {
+                // Retrying cannot help, or the first connection cannot work as configured:
+                // fail connect() now.
+                state = .stopping(StoppingContext(step: .exiting, lastFailure: error))
+                action.next = .stop(failing: Array(context.waiters.values), error: error)
+            } else {
+                action.next = backOff(&context)
+                state = .connecting(context)
+            }
+        case .reconnecting(var context):
+            if case .refused = context.attempt {
+                // The .refused event is already out; keep trying.
+                action.next = backOff(&context)
+                state = .reconnecting(context)
+                return action
+            }
+            let error = classify(rc: rc, errno: errno, connectFailed: connectFailed, connackSeen: false)
+            context.lastFailure = error
+            if Self.isFatal(rc) {
+                action.events.append(.loopExited(MQTTError(.loopExited, "the MQTT network thread stopped: \(error.message)")))
+                state = .stopping(StoppingContext(step: .exiting, lastFailure: error))
+                action.next = .stop(failing: Array(context.waiters.values), error: error)
+            } else {
+                action.next = backOff(&context)
+                state = .reconnecting(context)
+            }
+        case .stopping(var context):
+            if context.step == .accepted {
+                // A connection that was up ends without disconnect() (a connect() that gave
+                // up as its CONNACK arrived): still an event, so no listener thinks it is up.
                 action.events.append(.disconnected(reason: "the connection attempt was abandoned"))
             }
-            action.next = .stop
-            action.waiters = Array(connectWaiters.values)
-            connectWaiters.removeAll()
-            action.result = .failure(
-                refusalThisConnection ?? lastFailure
-                    ?? MQTTError(.shutdown, "the connection attempt was stopped"))
-            return action
+            context.step = .exiting
+            state = .stopping(context)
+            action.next = .stop(
+                failing: [], error: context.lastFailure ?? MQTTError(.shutdown, "the connection attempt was stopped"))
+        case .closed, .idle:
+            break
         }
-        if refusalThisConnection != nil {
-            // Refused after an earlier success (the .refused event is already out): keep
-            // trying with backoff; the broker's password file may be fixed meanwhile.
-            failedAttempts += 1
-            action.next = .retry(after: reconnectPolicy.delay(forAttempt: failedAttempts))
-            return action
-        }
-
-        let error = classify(rc: rc, errno: errno, connectFailed: connectFailed)
-        lastFailure = error
-        if wasConnected {
-            action.events.append(.disconnected(reason: error.message))
-        }
-        if Self.isFatal(rc) {
-            action.next = .stop
-            stopRequested = true
-            if everConnected {
-                action.events.append(.loopExited(MQTTError(.loopExited, "the MQTT network thread stopped: \(error.message)")))
-            }
-            action.waiters = Array(connectWaiters.values)
-            connectWaiters.removeAll()
-            action.result = .failure(error)
-            return action
-        }
-        if !everConnected, error.code == .tls || error.code == .protocolError {
-            // The first connection cannot work as configured: fail connect() now.
-            action.next = .stop
-            stopRequested = true
-            action.waiters = Array(connectWaiters.values)
-            connectWaiters.removeAll()
-            action.result = .failure(error)
-            return action
-        }
-        failedAttempts += 1
-        action.next = .retry(after: reconnectPolicy.delay(forAttempt: failedAttempts))
         return action
+    }
+
+    private func backOff(_ context: inout ConnectingContext) -> Next {
+        context.failedAttempts += 1
+        let delay = reconnectPolicy.delay(forAttempt: context.failedAttempts)
+        context.attempt = .backingOff(delay)
+        return .retry(after: delay)
     }
 
     /// Errors that retrying cannot fix (libmosquitto's loop_forever also gives up on these).
@@ -332,17 +528,19 @@ struct MQTTConnectionStateMachine {
         }
     }
 
-    /// The error that ended a connection, in words.
-    func classify(rc: Int32, errno: Int32, connectFailed: Bool = false) -> MQTTError {
-        if let reason = serverDisconnectReason {
+    /// The error that ended a connection, in words. `connackSeen`: the broker answered the
+    /// CONNECT of this connection.
+    func classify(rc: Int32, errno: Int32, connectFailed: Bool = false, connackSeen: Bool) -> MQTTError {
+        if let reason = diagnostics.serverDisconnectReason {
             return MQTTError(
                 .io, "the broker closed the connection (\(MQTTError.reasonText(reason)))")
         }
+        let lastLoggedProblem = diagnostics.lastLoggedProblem
         let looksLikeTLS =
             rc == MOSQ_ERR_TLS.rawValue || rc == MOSQ_ERR_TLS_HANDSHAKE.rawValue
             || (rc == MOSQ_ERR_ERRNO.rawValue && errno == EPROTO)
             || (lastLoggedProblem.map { $0.contains("SSL") || $0.contains("certificate") } ?? false)
-        if tlsConfigured, !connackThisConnection, looksLikeTLS {
+        if tlsConfigured, !connackSeen, looksLikeTLS {
             let detail = lastLoggedProblem ?? MQTTError.mosquitto(rc, errno: errno, "TLS").message
             // A protocol error with no OpenSSL text: the broker broke the connection off.
             let reasonUnread = lastLoggedProblem == nil && rc == MOSQ_ERR_ERRNO.rawValue && errno == EPROTO
@@ -350,7 +548,7 @@ struct MQTTConnectionStateMachine {
                 detail, certificateConfigured: clientCertificateConfigured, reasonUnread: reasonUnread)
             return MQTTError(.tls, "the TLS handshake with \(endpoint) failed: \(detail) (mosq_err_t \(rc)); \(advice)")
         }
-        if !connackThisConnection, rc == MOSQ_ERR_CONN_LOST.rawValue || rc == MOSQ_ERR_NO_CONN.rawValue, tlsConfigured == false,
+        if !connackSeen, rc == MOSQ_ERR_CONN_LOST.rawValue || rc == MOSQ_ERR_NO_CONN.rawValue, tlsConfigured == false,
             let problem = lastLoggedProblem
         {
             return MQTTError(.io, "the connection to \(endpoint) closed before the broker answered: \(problem) (mosq_err_t \(rc))")
@@ -361,35 +559,43 @@ struct MQTTConnectionStateMachine {
         return MQTTError.mosquitto(rc, errno: errno, "the connection to \(endpoint) ended")
     }
 
+    struct ThreadExitAction {
+        /// Tasks waiting for the thread to return.
+        var exitWaiters: [OneShot<Void>]
+        /// Whether the thread must destroy the handle now (as its last act).
+        var destroy: Bool
+    }
+
     /// The network thread has returned.
-    mutating func threadExited() -> (exitWaiters: [OneShot<Void>], destroy: Bool) {
-        threadRunning = false
-        stopRequested = false
-        if phase != .closed { phase = .idle }
-        let waiters = exitWaiters
-        exitWaiters.removeAll()
-        return (waiters, takeDestroyDuty())
+    mutating func threadExited() -> ThreadExitAction {
+        var waiters: [OneShot<Void>] = []
+        switch state {
+        case .stopping(let context):
+            waiters = context.exitWaiters
+            state = .idle
+        case .closed(var context):
+            waiters = context.exitWaiters
+            context.exitWaiters = []
+            context.thread = .exited
+            state = .closed(context)
+        case .idle, .connecting, .connected, .reconnecting:
+            // The thread returns only after a `.stop`, which leaves `stopping` or `closed`.
+            state = .idle
+        }
+        return ThreadExitAction(exitWaiters: waiters, destroy: handle.threadExited())
     }
 
     // MARK: Publishing
 
-    enum PublishDecision: Equatable {
-        /// Connected: hand it to libmosquitto now (on connection number `generation`).
-        case publishNow(generation: Int)
-        /// Kept in the offline queue; sent after the next CONNACK.
-        case queued
-        /// Not connected and it cannot be kept (QoS 0, or the queue is full).
-        case fail(MQTTError)
+    /// publish(): send now when connected, else keep it (QoS 1/2) for the next CONNACK.
+    mutating func publishRequested(_ publish: PendingPublish) -> PublishTracker.Decision {
+        publishes.publishRequested(publish, link: publishLink)
     }
 
-    /// publish(): send now when connected, else keep it (QoS 1/2) for the next CONNACK.
-    mutating func publishRequested(_ publish: PendingPublish) -> PublishDecision {
-        if phase == .connected {
-            // QoS 0 is never kept; QoS 1/2 waits behind a flush in progress.
-            if !flushing || publish.qos == .atMostOnce { return .publishNow(generation: connectionGeneration) }
-            return keepForReconnect(publish)
-        }
-        return keepForReconnect(publish)
+    /// libmosquitto answered "no connection" to a `.publishNow` made on connection
+    /// `generation` (see ``PublishTracker/publishFoundNoConnection(_:generation:link:)``).
+    mutating func publishFoundNoConnection(_ publish: PendingPublish, generation: Int) -> PublishTracker.Decision {
+        publishes.publishFoundNoConnection(publish, generation: generation, link: publishLink)
     }
 
     /// The network thread, after each `mosquitto_loop` call: the kept publishes to send now,
@@ -398,184 +604,139 @@ struct MQTTConnectionStateMachine {
     /// after libmosquitto resent the older messages it kept itself, so nothing newer
     /// overtakes them; publishes made meanwhile queue behind.
     mutating func takeFlush() -> [PendingPublish] {
-        guard flushing else { return [] }
-        guard phase == .connected, !offlineQueue.isEmpty else {
-            flushing = false
+        switch state {
+        case .connected(var context):
+            guard context.flush == .pending else { return [] }
+            let batch = publishes.takeKept()
+            if batch.isEmpty {
+                context.flush = .done
+                state = .connected(context)
+            }
+            return batch
+        case .idle, .connecting, .reconnecting, .stopping, .closed:
             return []
         }
-        let batch = offlineQueue
-        offlineQueue.removeAll()
-        return batch
     }
-
-    /// libmosquitto answered "no connection" to a `.publishNow` made on connection
-    /// `generation`. At QoS 1 and 2 it has kept the message (see below). At QoS 0: if that
-    /// connection is the current one, it is going down, and the publish fails like any QoS 0
-    /// publish while disconnected; if a newer connection is already up, send it on that one.
-    mutating func publishFoundNoConnection(_ publish: PendingPublish, generation: Int) -> PublishDecision {
-        // At QoS 1 and 2 libmosquitto puts the message in its outgoing queue before it tries
-        // to send it, and resends that queue after the next CONNACK: it owns the message now.
-        // A second copy (ours, or a send on the new connection) would reach the broker twice.
-        if publish.qos != .atMostOnce {
-            if phase == .closed { return .fail(MQTTError(.shutdown, "the client was shut down with disconnect()")) }
-            return .queued
-        }
-        if phase == .connected, generation != connectionGeneration {
-            return .publishNow(generation: connectionGeneration)
-        }
-        return keepForReconnect(publish)
-    }
-
-    private mutating func keepForReconnect(_ publish: PendingPublish) -> PublishDecision {
-        if phase == .closed {
-            return .fail(MQTTError(.shutdown, "the client was shut down with disconnect()"))
-        }
-        guard publish.qos != .atMostOnce else {
-            return .fail(
-                MQTTError(
-                    .notConnected,
-                    "cannot publish to \(publish.topic) at QoS 0: not connected to \(endpoint) (QoS 1 and 2 publishes are kept until the reconnect)"))
-        }
-        guard offlineQueue.count < offlineQueueLimit else {
-            return .fail(
-                MQTTError(
-                    .notConnected,
-                    "cannot publish to \(publish.topic): not connected to \(endpoint) and \(offlineQueueLimit) publishes already wait for the reconnect"))
-        }
-        offlineQueue.append(publish)
-        return .queued
-    }
-
-    // MARK: Delivery reports
-
-    /// Every publish handed to libmosquitto whose `on_publish` has not come yet, by message
-    /// id, with the token of a tracked one. Untracked ones are kept too, so that each
-    /// callback finds its publish whichever comes first (see `publishSent`).
-    private(set) var sentPublishes: [Int32: (qos: MQTTQoS, token: MQTTDeliveryToken?)] = [:]
-    /// `on_publish` callbacks that came before their publish was registered: message id → reason.
-    private(set) var earlyPublishAcks: [Int32: Int32] = [:]
-    private var lastDeliveryToken: UInt64 = 0
 
     mutating func makeDeliveryToken() -> MQTTDeliveryToken {
-        lastDeliveryToken += 1
-        return MQTTDeliveryToken(rawValue: lastDeliveryToken)
+        publishes.makeDeliveryToken()
     }
 
-    /// A publish was handed to libmosquitto as `messageID` (it queued it: sent, or kept for
-    /// the reconnect at QoS 1/2). libmosquitto reports the id only when `mosquitto_publish`
-    /// returns, and its network thread can call `on_publish` before that: then the early
-    /// acknowledgement is waiting here. Returns the report of a tracked publish already acknowledged.
+    /// See ``PublishTracker/publishSent(messageID:qos:token:)``.
     mutating func publishSent(messageID: Int32, qos: MQTTQoS, token: MQTTDeliveryToken?) -> MQTTDeliveryReport? {
-        if let reason = earlyPublishAcks.removeValue(forKey: messageID) {
-            return token.map { MQTTDeliveryReport(token: $0, reasonCode: reason) }
-        }
-        sentPublishes[messageID] = (qos, token)
-        return nil
+        publishes.publishSent(messageID: messageID, qos: qos, token: token)
     }
 
-    /// `on_publish`: a QoS 0 publish was written to the socket, or the broker acknowledged a
-    /// QoS 1 (PUBACK) or 2 (PUBCOMP) one. Returns the report of a tracked publish.
+    /// See ``PublishTracker/publishAcknowledged(messageID:reasonCode:)``.
     mutating func publishAcknowledged(messageID: Int32, reasonCode: Int32) -> MQTTDeliveryReport? {
-        guard let sent = sentPublishes.removeValue(forKey: messageID) else {
-            earlyPublishAcks[messageID] = reasonCode
-            return nil
-        }
-        return sent.token.map { MQTTDeliveryReport(token: $0, reasonCode: reasonCode) }
+        publishes.publishAcknowledged(messageID: messageID, reasonCode: reasonCode)
     }
 
     // MARK: Subscriptions
 
-    /// subscribe(): remember it. Returns whether to send SUBSCRIBE now (connected).
-    /// Remembers a subscription. Returns the connection's generation when connected (the
+    /// subscribe(): remember it. Returns the connection's generation when connected (the
     /// SUBSCRIBE goes out now), nil when it waits for the next CONNACK.
     mutating func subscriptionAdded(_ filter: String, qos: MQTTQoS) -> Int? {
-        subscriptions[filter] = qos
-        return phase == .connected ? connectionGeneration : nil
+        subscriptions.add(filter, qos: qos)
+        return currentGeneration
     }
 
     /// Forgets a subscription; returns like ``subscriptionAdded(_:qos:)``.
     mutating func subscriptionRemoved(_ filter: String) -> Int? {
-        subscriptions[filter] = nil
-        return phase == .connected ? connectionGeneration : nil
+        subscriptions.remove(filter)
+        return currentGeneration
     }
 
     /// Registers a waiter for the SUBACK/UNSUBACK of `messageID`, sent on connection
-    /// `generation`; fulfils it at once when the acknowledgement already arrived, or when
-    /// that connection has ended meanwhile (its waiters were settled without this one, and
-    /// the remembered subscriptions are redone on the next CONNACK): never left waiting.
-    mutating func awaitAcknowledgement(
-        of messageID: Int32, sentOn generation: Int, _ waiter: OneShot<Result<Void, MQTTError>>
-    ) {
-        if let early = earlyAcks.removeValue(forKey: messageID), generation == connectionGeneration {
-            waiter.fulfil(early)
-        } else if phase != .connected || generation != connectionGeneration {
-            waiter.fulfil(.success(()))
-        } else {
-            ackWaiters[messageID] = waiter
-        }
+    /// `generation`; it is never left waiting (see ``SubscriptionRegistry``).
+    mutating func awaitAcknowledgement(of messageID: Int32, sentOn generation: Int, _ waiter: ConnectWaiter) {
+        subscriptions.awaitAcknowledgement(
+            of: messageID, sentOn: generation, latest: acceptedConnections, isUp: isConnected, waiter)
     }
 
     /// on_subscribe / on_unsubscribe. Returns the waiter to fulfil, if any.
-    mutating func acknowledgementReceived(
-        messageID: Int32, result: Result<Void, MQTTError>
-    ) -> OneShot<Result<Void, MQTTError>>? {
-        if ignoredMessageIDs.remove(messageID) != nil { return nil }
-        if let waiter = ackWaiters.removeValue(forKey: messageID) { return waiter }
-        earlyAcks[messageID] = result
-        return nil
+    mutating func acknowledgementReceived(messageID: Int32, result: Result<Void, MQTTError>) -> ConnectWaiter? {
+        subscriptions.acknowledgementReceived(messageID: messageID, result: result)
+    }
+
+    mutating func ignoreAcknowledgement(of messageID: Int32) {
+        subscriptions.ignoreAcknowledgement(of: messageID)
     }
 
     // MARK: Handle lifetime and shutdown
 
     /// An API call wants to use the handle. Returns false when it is shut down.
     mutating func enterCall() -> Bool {
-        guard handle == .open else { return false }
-        inFlightCalls += 1
-        return true
+        handle.enterCall()
     }
 
     /// An API call is done with the handle. Returns whether the caller must now destroy it.
     mutating func leaveCall() -> Bool {
-        inFlightCalls -= 1
-        return takeDestroyDuty()
+        handle.leaveCall()
+    }
+
+    /// What `disconnect()` (or deinit) does about the network thread.
+    enum ThreadShutdown {
+        /// No thread runs.
+        case none
+        /// The thread is in the blocking `mosquitto_connect_bind_v5` (DNS, TCP connect):
+        /// there is no connection to end and nothing to wait for; it sees the shutdown when
+        /// the call returns and destroys the handle as its last act.
+        case leave
+        /// Queue DISCONNECT (which also wakes the loop), wake a backoff wait, and wait for
+        /// the thread to return, bounded.
+        case disconnectAndWait(OneShot<Void>)
+        /// Wake the thread (DISCONNECT is already queued) and wait for it, bounded.
+        case wakeAndWait(OneShot<Void>)
     }
 
     struct ShutdownAction {
-        var waiters: [OneShot<Result<Void, MQTTError>>]
-        var ackWaiters: [OneShot<Result<Void, MQTTError>>]
-        /// The network thread runs: tell libmosquitto to disconnect and wait for the thread.
-        var threadExit: OneShot<Void>?
+        /// `connect()` callers to fail with `.shutdown`.
+        var connectWaiters: [ConnectWaiter] = []
+        /// SUBACK/UNSUBACK waiters to fail with `.shutdown`.
+        var acknowledgementWaiters: [SubscriptionRegistry.Waiter] = []
+        var thread: ThreadShutdown = .none
         /// Whether the caller must destroy the handle now.
-        var destroy: Bool
+        var destroy = false
         /// Whether this was the first shutdown request.
-        var first: Bool
+        var first = true
     }
 
     /// disconnect() or deinit.
     mutating func shutdownRequested() -> ShutdownAction {
-        let first = phase != .closed
-        phase = .closed
-        offlineQueue.removeAll()
-        if handle == .open { handle = .closing }
-        stopRequested = true
-        let waiters = Array(connectWaiters.values)
-        connectWaiters.removeAll()
-        let acks = Array(ackWaiters.values)
-        ackWaiters.removeAll()
-        var exit: OneShot<Void>?
-        if threadRunning {
-            let waiter = OneShot<Void>()
-            exitWaiters.append(waiter)
-            exit = waiter
+        var action = ShutdownAction()
+        var closed = ClosedContext(thread: .exited)
+        var first = true
+        switch state {
+        case .idle:
+            closed.thread = .exited
+        case .connecting(let context), .reconnecting(let context):
+            action.connectWaiters = Array(context.waiters.values)
+            closed.thread = context.attempt == .dialing ? .dialing : .running
+        case .connected:
+            closed.thread = .running
+        case .stopping(let context):
+            closed.thread = context.step == .dialing ? .dialing : .running
+            closed.exitWaiters = context.exitWaiters
+        case .closed(let context):
+            closed = context
+            first = false
         }
-        return ShutdownAction(waiters: waiters, ackWaiters: acks, threadExit: exit, destroy: takeDestroyDuty(), first: first)
-    }
-
-    /// Returns true exactly once: when the handle is closing, no API call is inside it and
-    /// the network thread is gone. The caller then calls `mosquitto_destroy`.
-    private mutating func takeDestroyDuty() -> Bool {
-        guard handle == .closing, inFlightCalls == 0, !threadRunning else { return false }
-        handle = .destroyed
-        return true
+        switch closed.thread {
+        case .exited:
+            action.thread = .none
+        case .dialing:
+            action.thread = .leave
+        case .running:
+            let exit = OneShot<Void>()
+            closed.exitWaiters.append(exit)
+            action.thread = first ? .disconnectAndWait(exit) : .wakeAndWait(exit)
+        }
+        action.first = first
+        state = .closed(closed)
+        publishes.close()
+        action.acknowledgementWaiters = subscriptions.close()
+        action.destroy = handle.close()
+        return action
     }
 }

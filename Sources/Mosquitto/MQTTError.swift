@@ -35,6 +35,8 @@ public struct MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
         case loopExited
         /// The client has been shut down with ``MQTTClient/disconnect()``.
         case shutdown
+        /// The calling task was cancelled (``MQTTClient/connect()``).
+        case cancelled
         /// Anything else.
         case other
     }

@@ -6,11 +6,11 @@ import Testing
 /// Tests without a broker: the connection state machine, backoff, error mapping, validation.
 @Suite("MQTT client logic (no broker)")
 struct MQTTLogicTests {
-    func machine(_ version: MQTTVersion = .v5, tls: Bool = false) -> MQTTConnectionStateMachine {
+    func machine(_ version: MQTTVersion = .v5, tls: Bool = false, offlineQueueLimit: Int = 1000) -> MQTTConnectionStateMachine {
         MQTTConnectionStateMachine(
             version: version,
             reconnectPolicy: MQTTReconnectPolicy(initialDelay: .seconds(1), maximumDelay: .seconds(30)),
-            endpoint: "127.0.0.1:1883", tlsConfigured: tls)
+            endpoint: "127.0.0.1:1883", tlsConfigured: tls, offlineQueueLimit: offlineQueueLimit)
     }
 
     /// Starts a connect() and returns its waiter.
@@ -21,7 +21,8 @@ struct MQTTLogicTests {
             return waiter
         }
         let r1 = state.attemptStarting()
-        #expect(r1)
+        #expect(r1 == .connect)
+        state.connectSent()  // TCP connected, CONNECT on its way
         return waiter
     }
 
@@ -49,7 +50,7 @@ struct MQTTLogicTests {
         #expect(connack.event == .refused(error))
         #expect(state.stopRequested)
         let end = state.connectionEnded(rc: MOSQ_PROTOCOL, errno: 0)
-        #expect(end.next == .stop)
+        #expect(end.stops)
         #expect(end.events.isEmpty)
     }
 
@@ -60,12 +61,12 @@ struct MQTTLogicTests {
         _ = state.connackReceived(reasonCode: 0, sessionPresent: false)
         _ = state.connectionEnded(rc: MOSQ_CONN_LOST, errno: 0)
         let r2 = state.attemptStarting()
-        #expect(r2)
+        #expect(r2 == .connect)
         let connack = state.connackReceived(reasonCode: 135, sessionPresent: false)
         #expect(connack.waiters.isEmpty)
         #expect(!state.stopRequested)
         let end = state.connectionEnded(rc: MOSQ_PROTOCOL, errno: 0)
-        #expect(end.next == .retry(after: .seconds(2)))
+        #expect(end.retryDelay == .seconds(2))
     }
 
     @Test("a lost connection is reported once, then retried with growing delays; a CONNACK resets them")
@@ -80,16 +81,16 @@ struct MQTTLogicTests {
         let lost = state.connectionEnded(rc: MOSQ_CONN_LOST, errno: 0)
         #expect(lost.events.count == 1)
         #expect(lost.events.first?.isDisconnectedEvent == true)
-        #expect(lost.next == .retry(after: .seconds(1)))
+        #expect(lost.retryDelay == .seconds(1))
         #expect(!state.isConnected)
         // Failed attempts while the broker is down: no more events, longer waits.
         let r3 = state.attemptStarting()
-        #expect(r3)
+        #expect(r3 == .connect)
         let second = state.connectionEnded(rc: MOSQ_ERRNO, errno: ECONNREFUSED)
         #expect(second.events.isEmpty)
-        #expect(second.next == .retry(after: .seconds(2)))
+        #expect(second.retryDelay == .seconds(2))
         let r4 = state.attemptStarting()
-        #expect(r4)
+        #expect(r4 == .connect)
         _ = state.connackReceived(reasonCode: 0, sessionPresent: true)
         #expect(state.failedAttempts == 0)
     }
@@ -100,7 +101,7 @@ struct MQTTLogicTests {
         _ = startConnect(&state)
         state.logged(problem: "OpenSSL Error[0]: error:0A000086:SSL routines::certificate verify failed")
         let end = state.connectionEnded(rc: MOSQ_TLS, errno: 0)
-        #expect(end.next == .stop)
+        #expect(end.stops)
         guard case .failure(let error) = end.result else { Issue.record("expected a failure"); return }
         #expect(error.code == .tls)
         #expect(error.message.contains("certificate verify failed"))
@@ -138,7 +139,7 @@ struct MQTTLogicTests {
         _ = startConnect(&state)
         _ = state.connackReceived(reasonCode: 0, sessionPresent: false)
         let end = state.connectionEnded(rc: MOSQ_NOMEM, errno: 0)
-        #expect(end.next == .stop)
+        #expect(end.stops)
         #expect(end.events.count == 2)
         guard case .loopExited(let error) = end.events.last else { Issue.record("expected loopExited"); return }
         #expect(error.code == .loopExited)
@@ -153,7 +154,7 @@ struct MQTTLogicTests {
         _ = startConnect(&state)
         _ = state.connectionEnded(rc: MOSQ_ERRNO, errno: ECONNREFUSED)
         let r5 = state.connectAbandoned(token: 1)
-        #expect(r5)
+        #expect(r5 == .wakeNetworkThread)
         #expect(state.stopRequested)
         let error = state.timeoutError(after: .seconds(5))
         #expect(error.code == .timeout)
@@ -174,7 +175,7 @@ struct MQTTLogicTests {
         #expect(r6)
         let shutdown = state.shutdownRequested()
         #expect(shutdown.first)
-        #expect(shutdown.threadExit != nil)
+        #expect(shutdown.waitsForThread)
         #expect(!shutdown.destroy)          // thread still running, a call inside
         let r7 = state.enterCall()
         #expect(!r7)         // no new calls after shutdown
@@ -191,7 +192,7 @@ struct MQTTLogicTests {
     @Test("kept publishes go out after the CONNACK's loop call (after libmosquitto's own resends); publishes meanwhile queue behind them; QoS 0 goes at once")
     func publishDuringFlush() {
         var state = machine()
-        func publish(_ topic: String, _ qos: MQTTQoS) -> MQTTConnectionStateMachine.PendingPublish {
+        func publish(_ topic: String, _ qos: MQTTQoS) -> PublishTracker.PendingPublish {
             .init(topic: topic, payload: [1], qos: qos, retain: false, properties: .none)
         }
         let early = state.publishRequested(publish("early", .atLeastOnce))
@@ -227,7 +228,7 @@ struct MQTTLogicTests {
         let down = state.takeFlush()
         #expect(down.isEmpty)
         let started = state.attemptStarting()
-        #expect(started)
+        #expect(started == .connect)
         _ = state.connackReceived(reasonCode: 0, sessionPresent: true)
         let again = state.takeFlush()
         #expect(again.map(\.topic) == ["y"])
@@ -248,7 +249,7 @@ struct MQTTLogicTests {
         _ = state.attemptStarting()
         // connect() times out just as the CONNACK comes: the thread is told to stop...
         let abandoned = state.connectAbandoned(token: token)
-        #expect(abandoned)
+        #expect(abandoned == .wakeNetworkThread)
         _ = state.connackReceived(reasonCode: 0, sessionPresent: false)
         // ... and the connection it had made ends with an event, not silently.
         let end = state.connectionEnded(rc: 0, errno: 0)
@@ -261,9 +262,8 @@ struct MQTTLogicTests {
 
     @Test("publishes are kept while disconnected (QoS 1/2 only, bounded) and flushed at the CONNACK")
     func offlineQueue() {
-        var state = machine()
-        state.offlineQueueLimit = 2
-        func publish(_ topic: String, _ qos: MQTTQoS) -> MQTTConnectionStateMachine.PendingPublish {
+        var state = machine(offlineQueueLimit: 2)
+        func publish(_ topic: String, _ qos: MQTTQoS) -> PublishTracker.PendingPublish {
             .init(topic: topic, payload: [1], qos: qos, retain: false, properties: .none)
         }
         guard case .fail(let error) = state.publishRequested(publish("a", .atMostOnce)) else {
@@ -300,7 +300,7 @@ struct MQTTLogicTests {
         }
         #expect(down.code == .notConnected)
         let r16 = state.attemptStarting()
-        #expect(r16)
+        #expect(r16 == .connect)
         _ = state.connackReceived(reasonCode: 0, sessionPresent: true)
         let again = state.takeFlush()
         #expect(again.isEmpty, "f is libmosquitto's to resend, not ours: \(again.map(\.topic))")
@@ -318,7 +318,7 @@ struct MQTTLogicTests {
         #expect(r18 == nil)  // not connected: later
         _ = startConnect(&state)
         let connack = state.connackReceived(reasonCode: 0, sessionPresent: false)
-        #expect(connack.resubscribe.map(\.0) == ["a/#"])
+        #expect(connack.resubscribe.map(\.filter) == ["a/#"])
         let added = state.subscriptionAdded("b", qos: .atMostOnce)
         let generation = try #require(added)
         // The SUBACK arrives before the waiter is registered.
@@ -335,7 +335,7 @@ struct MQTTLogicTests {
         #expect(state.acknowledgementReceived(messageID: 8, result: .success(())) === waiting)
         let r21 = state.subscriptionRemoved("a/#")
         #expect(r21 != nil)
-        #expect(state.subscriptions.keys.sorted() == ["b", "c"])
+        #expect(state.subscriptions.filters.keys.sorted() == ["b", "c"])
     }
 
     @Test("a SUBACK waiter registered after its connection ended is settled at once, not left waiting",
@@ -348,12 +348,12 @@ struct MQTTLogicTests {
         let generation = try #require(added)
         // SUBSCRIBE handed to libmosquitto; the connection ends before the caller registers.
         let end = state.connectionEnded(rc: MOSQ_CONN_LOST, errno: 0)
-        #expect(end.orphanedAcks.isEmpty)
+        #expect(end.orphanedAcknowledgements.isEmpty)
         if reconnectedFirst {
             let started = state.attemptStarting()
-            #expect(started)
+            #expect(started == .connect)
             let connack = state.connackReceived(reasonCode: 0, sessionPresent: true)
-            #expect(connack.resubscribe.map(\.0) == ["x"])  // redone on the new connection
+            #expect(connack.resubscribe.map(\.filter) == ["x"])  // redone on the new connection
         }
         let waiter = OneShot<Result<Void, MQTTError>>()
         state.awaitAcknowledgement(of: 3, sentOn: generation, waiter)
@@ -380,7 +380,7 @@ struct MQTTLogicTests {
         #expect(state.publishAcknowledged(messageID: 3, reasonCode: 0) == nil)
         #expect(state.publishAcknowledged(messageID: 4, reasonCode: 0) == nil)
         #expect(state.publishSent(messageID: 4, qos: .atMostOnce, token: nil) == nil)
-        #expect(state.sentPublishes.isEmpty && state.earlyPublishAcks.isEmpty)
+        #expect(state.publishes.sent.isEmpty && state.publishes.earlyAcknowledgements.isEmpty)
         // A refusal is reported as such.
         let refused = state.makeDeliveryToken()
         _ = state.publishSent(messageID: 5, qos: .atLeastOnce, token: refused)
@@ -391,9 +391,9 @@ struct MQTTLogicTests {
         _ = state.publishSent(messageID: 6, qos: .atMostOnce, token: nil)
         _ = state.publishSent(messageID: 7, qos: .atLeastOnce, token: kept)
         _ = state.connectionEnded(rc: MOSQ_CONN_LOST, errno: 0)
-        #expect(Array(state.sentPublishes.keys) == [7])
+        #expect(Array(state.publishes.sent.keys) == [7])
         let restarted = state.attemptStarting()
-        #expect(restarted)
+        #expect(restarted == .connect)
         _ = state.connackReceived(reasonCode: 0, sessionPresent: true)
         #expect(state.publishAcknowledged(messageID: 7, reasonCode: 0) == MQTTDeliveryReport(token: kept, reasonCode: 0))
     }
