@@ -11,14 +11,19 @@ import Foundation
 /// drive from a libmosquitto callback, and it is unit-tested without a broker.
 ///
 /// ```
-///              connect()                    CONNACK 0
-///   idle ───────────────▶ connecting ─────────────────────▶ connected
-///    ▲                     │  ▲  dialing → awaitingConnack    │      ▲
-///    │   thread returned   │  └─ backingOff ◀─ ended          │ ended│ CONNACK 0
-///    └──────── stopping ◀──┘ refused / TLS / fatal /           ▼      │
-///                 ▲          connect() gave up              reconnecting
-///                 └────────────── fatal error ───────────── (dialing, awaitingConnack,
-///                                                            refused, backingOff)
+///                  connect()                          CONNACK 0
+///   idle ─────────────────────▶ connecting ─────────────────────────▶ connected
+///    ▲                         (dialing → awaitingConnack,               │   ▲
+///    │                          ended → backingOff → dialing)            │   │ CONNACK 0
+///    │                                │                          ended   ▼   │
+///    │ thread                         │ CONNACK refused,            reconnecting
+///    │ returned                       │ TLS / protocol error,       (dialing → awaitingConnack
+///    │                                │ fatal error,                 [→ refused] → ended →
+///    │                                │ last connect() gave up       backingOff → dialing)
+///    │                                ▼                                  │
+///    └──────────────────────────── stopping ◀──── fatal error ───────────┘
+///                                                 (from connected too)
+///
 ///   any state ── disconnect() / deinit ──▶ closed (terminal)
 /// ```
 ///
