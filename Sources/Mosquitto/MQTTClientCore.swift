@@ -253,7 +253,7 @@ final class MQTTClientCore: @unchecked Sendable {
         let configuration = self.configuration
         let port = Int32(configuration.port)
         let keepAlive = Int32(configuration.keepAlive)
-        while state.withLock({ $0.attemptStarting() }) == .connect {
+        attempts: while state.withLock({ $0.attemptStarting() }) == .connect {
             // Blocking: resolves the host name and connects TCP, then sends CONNECT. A
             // disconnect() meanwhile does not wait for it (see MQTTClient.disconnect()).
             var rc = mosquitto_connect_bind_v5(mosq, configuration.host, port, keepAlive, nil, connectProperties)
@@ -291,6 +291,7 @@ final class MQTTClientCore: @unchecked Sendable {
                 backoff(delay)
             case .stop(let waiters, let error):
                 for waiter in waiters { waiter.fulfil(.failure(error)) }
+                break attempts
             }
         }
         let exit = state.withLock { $0.threadExited() }
