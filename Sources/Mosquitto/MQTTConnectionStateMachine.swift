@@ -1,4 +1,3 @@
-import CMosquitto
 import Foundation
 
 /// The client's connection state, kept behind the core's `Mutex`.
@@ -37,9 +36,10 @@ import Foundation
 ///   error retrying cannot fix all lead to `stopping`, never to a silent retry.
 /// - Nothing leaves `closed`.
 ///
-/// The publish bookkeeping, the subscriptions and the handle's lifetime are separate
-/// machines (``PublishTracker``, ``SubscriptionRegistry``, ``MosquittoHandleLifetime``)
-/// that this one drives and tells where the connection is.
+/// The publish bookkeeping, the subscriptions, the handle's lifetime and the wording of a
+/// connection's end are separate parts (``PublishTracker``, ``SubscriptionRegistry``,
+/// ``MosquittoHandleLifetime``, ``ConnectionDiagnostics``) that this one drives and tells
+/// where the connection is.
 ///
 /// Threading: none of its own; the owner serialises access (`Mutex<…StateMachine>`).
 struct MQTTConnectionStateMachine {
@@ -143,26 +143,15 @@ struct MQTTConnectionStateMachine {
         var exitWaiters: [OneShot<Void>] = []
     }
 
-    /// Per-connection facts from the callbacks, for the error message of its end.
-    struct Diagnostics {
-        /// A reason code the broker sent in a DISCONNECT (MQTT 5).
-        var serverDisconnectReason: Int32?
-        /// The last error or warning libmosquitto logged (OpenSSL errors land here).
-        var lastLoggedProblem: String?
-    }
-
     let version: MQTTVersion
     let reconnectPolicy: MQTTReconnectPolicy
     let endpoint: String
-    let tlsConfigured: Bool
-    /// Whether a client certificate is configured (for the advice of a failed handshake).
-    let clientCertificateConfigured: Bool
 
     private(set) var state: State = .idle
     private(set) var publishes: PublishTracker
     private(set) var subscriptions = SubscriptionRegistry()
     private(set) var handle = MosquittoHandleLifetime()
-    private(set) var diagnostics = Diagnostics()
+    private(set) var diagnostics: ConnectionDiagnostics
     /// How many connections the broker has accepted: tells connections apart.
     private(set) var acceptedConnections = 0
     private var lastWaiterToken: UInt64 = 0
@@ -172,8 +161,8 @@ struct MQTTConnectionStateMachine {
         self.version = version
         self.reconnectPolicy = reconnectPolicy
         self.endpoint = endpoint
-        self.tlsConfigured = tlsConfigured
-        self.clientCertificateConfigured = clientCertificateConfigured
+        self.diagnostics = ConnectionDiagnostics(
+            endpoint: endpoint, tlsConfigured: tlsConfigured, clientCertificateConfigured: clientCertificateConfigured)
         self.publishes = PublishTracker(endpoint: endpoint, keptLimit: offlineQueueLimit)
     }
 
@@ -329,7 +318,7 @@ struct MQTTConnectionStateMachine {
 
     /// The network thread is about to call `mosquitto_connect_bind_v5` (first, or after a backoff).
     mutating func attemptStarting() -> AttemptAction {
-        diagnostics = Diagnostics()
+        diagnostics.attemptStarting()
         switch state {
         case .connecting(var context):
             context.attempt = .dialing
@@ -427,12 +416,12 @@ struct MQTTConnectionStateMachine {
 
     /// on_disconnect: remember a reason code the broker sent in a DISCONNECT (MQTT 5).
     mutating func disconnectCallback(reason: Int32) {
-        if reason >= 0x80 { diagnostics.serverDisconnectReason = reason }
+        diagnostics.disconnectReceived(reason: reason)
     }
 
     /// on_log: remember the last error or warning line.
     mutating func logged(problem: String) {
-        diagnostics.lastLoggedProblem = problem
+        diagnostics.logged(problem: problem)
     }
 
     /// What the network thread does after a connection (or an attempt) ended.
@@ -460,9 +449,9 @@ struct MQTTConnectionStateMachine {
         var action = EndAction(orphanedAcknowledgements: orphaned, next: .stop(failing: [], error: Self.shutdownError))
         switch state {
         case .connected:
-            let error = classify(rc: rc, errno: errno, connectFailed: connectFailed, connackSeen: true)
+            let error = diagnostics.error(endingWith: rc, errno: errno, connectFailed: connectFailed, connackSeen: true)
             action.events.append(.disconnected(reason: error.message))
-            if Self.isFatal(rc) {
+            if ConnectionDiagnostics.isFatal(rc) {
                 action.events.append(.loopExited(MQTTError(.loopExited, "the MQTT network thread stopped: \(error.message)")))
                 state = .stopping(StoppingContext(step: .exiting, lastFailure: error))
                 action.next = .stop(failing: [], error: error)
@@ -472,9 +461,9 @@ struct MQTTConnectionStateMachine {
                 action.next = .retry(after: delay)
             }
         case .connecting(var context):
-            let error = classify(rc: rc, errno: errno, connectFailed: connectFailed, connackSeen: false)
+            let error = diagnostics.error(endingWith: rc, errno: errno, connectFailed: connectFailed, connackSeen: false)
             context.lastFailure = error
-            if Self.isFatal(rc) || error.code == .tls || error.code == .protocolError {
+            if ConnectionDiagnostics.isFatal(rc) || error.code == .tls || error.code == .protocolError {
                 // Retrying cannot help, or the first connection cannot work as configured:
                 // fail connect() now.
                 state = .stopping(StoppingContext(step: .exiting, lastFailure: error))
@@ -490,9 +479,9 @@ struct MQTTConnectionStateMachine {
                 state = .reconnecting(context)
                 return action
             }
-            let error = classify(rc: rc, errno: errno, connectFailed: connectFailed, connackSeen: false)
+            let error = diagnostics.error(endingWith: rc, errno: errno, connectFailed: connectFailed, connackSeen: false)
             context.lastFailure = error
-            if Self.isFatal(rc) {
+            if ConnectionDiagnostics.isFatal(rc) {
                 action.events.append(.loopExited(MQTTError(.loopExited, "the MQTT network thread stopped: \(error.message)")))
                 state = .stopping(StoppingContext(step: .exiting, lastFailure: error))
                 action.next = .stop(failing: Array(context.waiters.values), error: error)
@@ -521,47 +510,6 @@ struct MQTTConnectionStateMachine {
         let delay = reconnectPolicy.delay(forAttempt: context.failedAttempts)
         context.attempt = .backingOff(delay)
         return .retry(after: delay)
-    }
-
-    /// Errors that retrying cannot fix (libmosquitto's loop_forever also gives up on these).
-    static func isFatal(_ rc: Int32) -> Bool {
-        switch rc {
-        case MOSQ_ERR_NOMEM.rawValue, MOSQ_ERR_INVAL.rawValue, MOSQ_ERR_NOT_SUPPORTED.rawValue, MOSQ_ERR_UNKNOWN.rawValue:
-            return true
-        default:
-            return false
-        }
-    }
-
-    /// The error that ended a connection, in words. `connackSeen`: the broker answered the
-    /// CONNECT of this connection.
-    func classify(rc: Int32, errno: Int32, connectFailed: Bool = false, connackSeen: Bool) -> MQTTError {
-        if let reason = diagnostics.serverDisconnectReason {
-            return MQTTError(
-                .io, "the broker closed the connection (\(MQTTError.reasonText(reason)))")
-        }
-        let lastLoggedProblem = diagnostics.lastLoggedProblem
-        let looksLikeTLS =
-            rc == MOSQ_ERR_TLS.rawValue || rc == MOSQ_ERR_TLS_HANDSHAKE.rawValue
-            || (rc == MOSQ_ERR_ERRNO.rawValue && errno == EPROTO)
-            || (lastLoggedProblem.map { $0.contains("SSL") || $0.contains("certificate") } ?? false)
-        if tlsConfigured, !connackSeen, looksLikeTLS {
-            let detail = lastLoggedProblem ?? MQTTError.mosquitto(rc, errno: errno, "TLS").message
-            // A protocol error with no OpenSSL text: the broker broke the connection off.
-            let reasonUnread = lastLoggedProblem == nil && rc == MOSQ_ERR_ERRNO.rawValue && errno == EPROTO
-            let advice = MQTTError.tlsHandshakeAdvice(
-                detail, certificateConfigured: clientCertificateConfigured, reasonUnread: reasonUnread)
-            return MQTTError(.tls, "the TLS handshake with \(endpoint) failed: \(detail) (mosq_err_t \(rc)); \(advice)")
-        }
-        if !connackSeen, rc == MOSQ_ERR_CONN_LOST.rawValue || rc == MOSQ_ERR_NO_CONN.rawValue, tlsConfigured == false,
-            let problem = lastLoggedProblem
-        {
-            return MQTTError(.io, "the connection to \(endpoint) closed before the broker answered: \(problem) (mosq_err_t \(rc))")
-        }
-        if connectFailed {
-            return MQTTError.mosquitto(rc, errno: errno, "connecting to \(endpoint)")
-        }
-        return MQTTError.mosquitto(rc, errno: errno, "the connection to \(endpoint) ended")
     }
 
     struct ThreadExitAction {
