@@ -138,7 +138,8 @@ public struct MQTTConfiguration: Sendable {
     public var reconnect: MQTTReconnectPolicy
     /// How long ``MQTTClient/connect()`` waits for the first CONNACK.
     public var connectTimeout: Duration
-    /// How long ``MQTTClient/disconnect()`` waits for the network thread to stop.
+    /// How long ``MQTTClient/disconnect()`` waits for the network thread to close a
+    /// connection and stop (a thread that has no connection yet is not waited for).
     public var shutdownTimeout: Duration
     /// How many QoS 1/2 publishes are kept in memory while disconnected (libmosquitto
     /// 2.0.11 itself refuses every publish without a connection). They are sent, in
