@@ -206,4 +206,20 @@ extension BrokerTests {
             #expect(await node.messages.waitUntilFinished())
         }
     }
+
+    @Test("disconnect() while connected to a broker that stopped answering (SIGSTOP) returns at once")
+    func disconnectWhileBrokerIsFrozen() async throws {
+        try await withTestBroker { broker in
+            let node = try await ConnectedClient(patientConfiguration(port: broker.port))
+            let pid = broker.pid
+            try #require(pid > 0)
+            kill(pid, SIGSTOP)
+            defer { kill(pid, SIGCONT) }
+            let elapsed = await measure { await node.client.disconnect() }
+            print("disconnect() from a frozen broker took \(elapsed)")
+            // DISCONNECT fits in the socket buffer; libmosquitto closes after writing it.
+            #expect(elapsed < .seconds(2), "took \(elapsed)")
+            #expect(await node.events.waitUntilFinished())
+        }
+    }
 }
