@@ -110,12 +110,13 @@ public enum WatchScreen {
 
     /// The full-screen clock of one timer (nil: still waiting for its state).
     public static func render(timer: WatchTimer?, waitingFor id: String? = nil, nowMs: Millis, link: WatchLink,
-                              size: TerminalSize, color: Bool = true) -> [String] {
+                              size: TerminalSize, color: Bool = true, backToGrid: Bool = false) -> [String] {
         var canvas = Canvas(size: size)
         guard size.rows >= 1, size.columns >= 1 else { return canvas.lines(color: color) }
-        canvas.put(row: size.rows - 1, footer(link: link, keys: "space pause/resume · s skip · q quit", width: size.columns))
+        let keys = "space pause/resume · s skip · " + (backToGrid ? "g all timers · " : "") + "q quit"
+        canvas.put(row: size.rows - 1, footer(link: link, keys: keys, width: size.columns))
         guard let timer else {
-            let message = id.map { "waiting for timer '\($0)'…" } ?? "waiting for the node…"
+            let message = id.map { "waiting for timer '\($0)'… (start it: pacer start \($0) --countdown 5m)" } ?? "waiting for the node…"
             canvas.center(row: size.rows / 2, [(message, "38;5;245")])
             return canvas.lines(color: color)
         }
@@ -158,7 +159,9 @@ public enum WatchScreen {
     static func panel(_ timer: WatchTimer, into canvas: inout Canvas, top: Int, left: Int, width: Int, height: Int,
                       nowMs: Millis, dimmed: Bool, big: Bool) {
         guard height >= 1, width >= 4 else { return }
-        let sgr = dimmed ? "38;5;240" : color(for: timer.phase)
+        // An expired timer flashes: its digits go dark every other half second.
+        let flashOff = timer.phase == "expired" && !dimmed && (nowMs / 500) % 2 == 1
+        let sgr = dimmed ? "38;5;240" : flashOff ? "38;5;52" : color(for: timer.phase)
         let text = timer.display(at: nowMs)
         // Caption: name on the left, PHASE in the middle, round (and set) on the right.
         var right = ""

@@ -282,7 +282,8 @@ public struct WatchModel: Sendable {
     /// The screen at node time `nowMs`.
     public func render(nowMs: Millis, size: TerminalSize, color: Bool) -> [String] {
         if let shown {
-            return WatchScreen.render(timer: timers[shown], waitingFor: shown, nowMs: nowMs, link: link, size: size, color: color)
+            return WatchScreen.render(timer: timers[shown], waitingFor: shown, nowMs: nowMs, link: link, size: size, color: color,
+                                      backToGrid: !pinned && focus != nil)
         }
         return WatchScreen.renderGrid(timers: ordered, nowMs: nowMs, link: link, size: size, color: color)
     }
@@ -290,6 +291,9 @@ public struct WatchModel: Sendable {
     /// When the screen changes next by itself (node time), nil: not by itself.
     public func nextFlip(after nowMs: Millis) -> Millis? {
         let visible = shown.map { id in timers[id].map { [$0] } ?? [] } ?? Array(timers.values)
-        return visible.compactMap { $0.nextFlip(after: nowMs) }.min()
+        var flips = visible.compactMap { $0.nextFlip(after: nowMs) }
+        // An expired timer flashes every half second.
+        if visible.contains(where: { $0.phase == "expired" }) { flips.append((nowMs / 500 + 1) * 500) }
+        return flips.min()
     }
 }

@@ -59,7 +59,7 @@ extension SimpleTimerCommand {
         }
     }
 
-    static func configuration(_ abstract: String, examples: [String]) -> CommandConfiguration {
+    static func commandConfiguration(_ abstract: String, examples: [String]) -> CommandConfiguration {
         CommandConfiguration(
             commandName: action, abstract: abstract,
             discussion: "Examples:\n" + examples.map { "  " + $0 }.joined(separator: "\n") + "\n\n" + controlFooter)
@@ -179,21 +179,21 @@ extension Pacer {
 
     struct Pause: SimpleTimerCommand {
         static let action = "pause"
-        static let configuration = configuration("Pause a running timer.", examples: ["pacer pause main"])
+        static let configuration: CommandConfiguration = commandConfiguration("Pause a running timer.", examples: ["pacer pause main"])
         @Argument(help: "The timer id.") var timer: String
         @OptionGroup var control: ControlOptions
     }
 
     struct Resume: SimpleTimerCommand {
         static let action = "resume"
-        static let configuration = configuration("Resume a paused timer.", examples: ["pacer resume main"])
+        static let configuration: CommandConfiguration = commandConfiguration("Resume a paused timer.", examples: ["pacer resume main"])
         @Argument(help: "The timer id.") var timer: String
         @OptionGroup var control: ControlOptions
     }
 
     struct Toggle: SimpleTimerCommand {
         static let action = "toggle"
-        static let configuration = configuration(
+        static let configuration: CommandConfiguration = commandConfiguration(
             "Start an idle timer, pause a running one, resume a paused one (one button).",
             examples: ["pacer toggle main"])
         @Argument(help: "The timer id.") var timer: String
@@ -202,35 +202,35 @@ extension Pacer {
 
     struct Cancel: SimpleTimerCommand {
         static let action = "cancel"
-        static let configuration = configuration("Stop a run; it ends as cancelled.", examples: ["pacer cancel main"])
+        static let configuration: CommandConfiguration = commandConfiguration("Stop a run; it ends as cancelled.", examples: ["pacer cancel main"])
         @Argument(help: "The timer id.") var timer: String
         @OptionGroup var control: ControlOptions
     }
 
     struct Reset: SimpleTimerCommand {
         static let action = "reset"
-        static let configuration = configuration("Put a timer back to idle (its spec is kept).", examples: ["pacer reset main"])
+        static let configuration: CommandConfiguration = commandConfiguration("Put a timer back to idle (its spec is kept).", examples: ["pacer reset main"])
         @Argument(help: "The timer id.") var timer: String
         @OptionGroup var control: ControlOptions
     }
 
     struct Finish: SimpleTimerCommand {
         static let action = "finish"
-        static let configuration = configuration("Complete a run now.", examples: ["pacer finish main"])
+        static let configuration: CommandConfiguration = commandConfiguration("Complete a run now.", examples: ["pacer finish main"])
         @Argument(help: "The timer id.") var timer: String
         @OptionGroup var control: ControlOptions
     }
 
     struct Skip: SimpleTimerCommand {
         static let action = "skip"
-        static let configuration = configuration("Go to the next segment (work → rest → …).", examples: ["pacer skip main"])
+        static let configuration: CommandConfiguration = commandConfiguration("Go to the next segment (work → rest → …).", examples: ["pacer skip main"])
         @Argument(help: "The timer id.") var timer: String
         @OptionGroup var control: ControlOptions
     }
 
     struct Back: SimpleTimerCommand {
         static let action = "back"
-        static let configuration = configuration(
+        static let configuration: CommandConfiguration = commandConfiguration(
             "Restart the current segment, or go to the previous one within its first 3 s.", examples: ["pacer back main"])
         @Argument(help: "The timer id.") var timer: String
         @OptionGroup var control: ControlOptions
@@ -238,14 +238,14 @@ extension Pacer {
 
     struct Ack: SimpleTimerCommand {
         static let action = "ack"
-        static let configuration = configuration("Acknowledge an expired timer (stops its alerts).", examples: ["pacer ack kitchen"])
+        static let configuration: CommandConfiguration = commandConfiguration("Acknowledge an expired timer (stops its alerts).", examples: ["pacer ack kitchen"])
         @Argument(help: "The timer id.") var timer: String
         @OptionGroup var control: ControlOptions
     }
 
     struct Delete: SimpleTimerCommand {
         static let action = "delete"
-        static let configuration = configuration(
+        static let configuration: CommandConfiguration = commandConfiguration(
             "Delete a timer and clear its retained topics.", examples: ["pacer delete kitchen"])
         @Argument(help: "The timer id.") var timer: String
         @OptionGroup var control: ControlOptions

@@ -173,3 +173,16 @@ struct ControlLiveTests {
         }
     }
 }
+
+@Suite("Help")
+struct HelpTests {
+    @Test(arguments: ["start", "pause", "resume", "toggle", "cancel", "reset", "finish", "skip", "back", "adjust", "ack",
+                      "snooze", "delete", "status", "list", "watch"])
+    func everyControlCommandHasHelpWithExamples(_ command: String) async throws {
+        let result = try await runPacer([command, "--help"], in: FileManager.default.temporaryDirectory)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.output.hasPrefix("OVERVIEW: "), "\(command): \(result.output.prefix(200))")
+        #expect(result.output.contains("Examples:\n  pacer \(command)"), "\(command)")
+        #expect(result.output.contains("Exit codes:"), "\(command)")
+    }
+}

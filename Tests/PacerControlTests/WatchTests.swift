@@ -214,3 +214,20 @@ struct WatchTests {
         #expect(model.key(UInt8(ascii: " ")) == .send(action: "toggle", timer: "main"))
     }
 }
+
+@Suite("The terminal clock, expired")
+struct WatchExpiredTests {
+    @Test func anExpiredTimerFlashesEveryHalfSecond() throws {
+        var state = try #require(runningState(phase: "expired", status: "expired").object)
+        state["remaining"] = 0
+        let timer = try #require(WatchTimer(state: .object(state)))
+        let on = WatchScreen.render(timer: timer, nowMs: 10_000, link: .online, size: .init(columns: 100, rows: 30))
+        let off = WatchScreen.render(timer: timer, nowMs: 10_500, link: .online, size: .init(columns: 100, rows: 30))
+        #expect(on.contains { $0.contains("38;5;196m█") })
+        #expect(!off.contains { $0.contains("38;5;196m█") })
+        #expect(readBigDigits(on) == "0:00" && readBigDigits(off) == "0:00")
+        var model = WatchModel(focus: "main", pinned: true)
+        model.timers["main"] = timer
+        #expect(model.nextFlip(after: 10_200) == 10_500)
+    }
+}
