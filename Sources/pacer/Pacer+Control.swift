@@ -126,7 +126,8 @@ extension Pacer {
         var startAt: String?
         @OptionGroup var control: ControlOptions
 
-        func run() async throws {
+        /// The flags as a request (checked and turned into JSON by PacerControl).
+        var request: StartRequest {
             var request = StartRequest()
             request.preset = preset
             request.work = work
@@ -145,34 +146,27 @@ extension Pacer {
             request.name = name
             request.restart = restart
             request.startAt = startAt
-            try await control.perform("start") { client, config throws(ControlError) in
-                let command = try request.command(timer: timer, presets: config.presets)
-                let reply = try await client.send(command, timeout: control.timeoutDuration)
-                print(ControlOutput.replyLine(reply))
-            }
+            return request
         }
 
         func validate() throws {
-            // Bad input fails before anything is sent (and without a broker).
-            var request = StartRequest()
-            request.preset = preset
-            request.work = work
-            request.rest = rest
-            request.rounds = rounds
-            request.sets = sets
-            request.setRest = setRest
-            request.prepare = prepare
-            request.cooldown = cooldown
-            request.exercises = exercise
-            request.next = next
-            request.countdown = countdown
-            request.stopwatch = stopwatch
-            request.target = target
-            request.label = label
+            // Bad input fails here, before anything is sent (and without a broker). A preset
+            // is checked in run(), with the presets of the configuration (which may redefine
+            // a built-in).
+            guard preset == nil else { return }
             do {
                 _ = try request.command(timer: timer)
             } catch {
                 throw ValidationError(error.message)
+            }
+        }
+
+        func run() async throws {
+            let request = self.request
+            try await control.perform("start") { client, config throws(ControlError) in
+                let command = try request.command(timer: timer, presets: config.presets)
+                let reply = try await client.send(command, timeout: control.timeoutDuration)
+                print(ControlOutput.replyLine(reply))
             }
         }
     }
