@@ -137,9 +137,8 @@ public enum WatchScreen {
         }
         let height = size.rows - 1
         let count = timers.count
-        // Columns: as many as keep each cell at least 24 wide, at most ceil(sqrt(n)) × 2.
-        var columns = 1
-        while columns < count && size.columns / (columns + 1) >= 24 && columns * columns < count * 2 { columns += 1 }
+        let longest = timers.map { $0.display(at: nowMs) }.max { Self.cellWidth($0) < Self.cellWidth($1) } ?? "0:00"
+        let columns = gridColumns(count: count, columns: size.columns, rows: height, text: longest)
         let rows = (count + columns - 1) / columns
         let cellHeight = max(1, height / rows)
         let cellWidth = size.columns / columns
@@ -152,6 +151,27 @@ public enum WatchScreen {
                   height: min(cellHeight, height - top), nowMs: nowMs, dimmed: link != .online, big: true)
         }
         return canvas.lines(color: color)
+    }
+
+    /// How many columns the grid of `count` timers gets: the layout whose cells show `text`
+    /// in the biggest digits (a panel keeps up to 6 rows for its caption, labels and bar); on a tie,
+    /// the one with fewer empty cells, then the one with the squarest cells (terminal cells
+    /// are about twice as tall as wide).
+    public static func gridColumns(count: Int, columns: Int, rows: Int, text: String) -> Int {
+        var best = (columns: 1, scale: -1, empty: Int.max, square: -1)
+        for candidate in 1...max(1, count) {
+            let gridRows = (count + candidate - 1) / candidate
+            let cellWidth = columns / candidate - 1
+            let cellHeight = rows / gridRows
+            guard cellWidth >= 12, cellHeight >= 2 else { continue }
+            let s = scale(for: text, columns: cellWidth, rows: max(0, cellHeight - 6))
+            let empty = gridRows * candidate - count
+            let square = min(cellWidth / 2, cellHeight)
+            if (s, -empty, square) > (best.scale, -best.empty, best.square) {
+                best = (candidate, s, empty, square)
+            }
+        }
+        return best.columns
     }
 
     /// One timer in a rectangle: caption line, big digits (or plain text when they do not

@@ -231,3 +231,43 @@ struct WatchExpiredTests {
         #expect(model.nextFlip(after: 10_200) == 10_500)
     }
 }
+
+@Suite("The grid of timers")
+struct GridLayoutTests {
+    @Test func theLayoutWithTheBiggestDigitsWins() {
+        // Two timers on a wide, tall screen: one above the other gives bigger digits than side by side.
+        #expect(WatchScreen.gridColumns(count: 2, columns: 200, rows: 50, text: "12:00") == 1)
+        // Two on a wide, short screen: side by side.
+        #expect(WatchScreen.gridColumns(count: 2, columns: 200, rows: 20, text: "12:00") == 2)
+        // Four on a usual terminal: two by two.
+        #expect(WatchScreen.gridColumns(count: 4, columns: 160, rows: 48, text: "0:40") == 2)
+        // One timer: one column.
+        #expect(WatchScreen.gridColumns(count: 1, columns: 80, rows: 24, text: "0:40") == 1)
+        // Too many for big digits anywhere: still a layout that fits them all.
+        let columns = WatchScreen.gridColumns(count: 30, columns: 120, rows: 40, text: "0:40")
+        #expect((1...30).contains(columns))
+    }
+
+    @Test func everyTimerOfTheGridIsReadable() throws {
+        var timers: [WatchTimer] = []
+        for (index, ends) in [100_000, 160_000, 700_000, 3_700_000].enumerated() {
+            var state = try #require(runningState(endsAt: Millis(ends)).object)
+            state["id"] = .string("t\(index)")
+            timers.append(try #require(WatchTimer(state: .object(state))))
+        }
+        let lines = WatchScreen.renderGrid(timers: timers, nowMs: 90_000, link: .online, size: .init(columns: 160, rows: 48), color: false)
+        // Two by two: the left and right halves of the top and bottom halves each show one clock.
+        let halves = [Array(lines[0..<24]), Array(lines[24..<47])]
+        var shown: [String] = []
+        for half in halves {
+            for range in [0..<80, 80..<160] {
+                let cut = half.map { line in
+                    let characters = Array(line)
+                    return String(characters[min(range.lowerBound, characters.count)..<min(range.upperBound, characters.count)])
+                }
+                shown.append(readBigDigits(cut) ?? "?")
+            }
+        }
+        #expect(shown == ["0:10", "1:10", "10:10", "1:00:10"], "\(lines.joined(separator: "\n"))")
+    }
+}
