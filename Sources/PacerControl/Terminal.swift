@@ -73,6 +73,11 @@ public final class Terminal: Sendable {
         Self.writeAll(frame)
     }
 
+    /// Rings the terminal bell (BEL).
+    public func bell() {
+        Self.writeAll("\u{07}")
+    }
+
     /// Writes all of `text` to stdout (retrying short writes and EINTR).
     static func writeAll(_ text: String) {
         var bytes = Array(text.utf8)[...]

@@ -34,6 +34,7 @@ public final class WatchSession: Sendable {
     let terminal: Terminal
     let color: Bool
     let timeout: Duration
+    let bell: Bool
 
     /// - Parameters:
     ///   - client: a client not yet connected.
@@ -41,7 +42,10 @@ public final class WatchSession: Sendable {
     ///   - terminal: the terminal to draw on.
     ///   - color: whether to use ANSI colours (`NO_COLOR` turns them off).
     ///   - timeout: how long a command waits for its reply.
-    public init(client: ControlClient, timer: String?, terminal: Terminal, color: Bool, timeout: Duration) {
+    ///   - bell: ring the terminal bell on the cues (3, 2, 1), phase changes, expiry and the
+    ///     finish of the shown timers (their `event` topic).
+    public init(client: ControlClient, timer: String?, terminal: Terminal, color: Bool, timeout: Duration, bell: Bool = false) {
+        self.bell = bell
         self.client = client
         self.timer = timer
         self.terminal = terminal
@@ -56,7 +60,8 @@ public final class WatchSession: Sendable {
         if let timer { try ControlCommand.checkTimerID(timer) }
         try await client.connect()
         let base = client.baseTopic
-        try await client.subscribe([timer.map { "\(base)/timers/\($0)/state" } ?? "\(base)/timers/+/state"])
+        let timerLevel = timer ?? "+"
+        try await client.subscribe(["\(base)/timers/\(timerLevel)/state"] + (bell ? ["\(base)/timers/\(timerLevel)/event"] : []))
 
         let (inputs, input) = AsyncStream.makeStream(of: Input.self)
         let sources = installSources(input)
@@ -137,6 +142,9 @@ public final class WatchSession: Sendable {
             case .resize:
                 break
             case .update(let update):
+                if bell, model.rings(update, base: client.baseTopic, nowMs: model.offset.nodeTime(atLocal: LocalClock.nowMs())) {
+                    terminal.bell()
+                }
                 model.apply(update, base: client.baseTopic)
             case .tick(let g):
                 if g != generation { continue }
@@ -252,6 +260,22 @@ public struct WatchModel: Sendable {
             case .disconnected, .refused, .loopExited: brokerConnected = false
             }
         }
+    }
+
+    /// Whether `update` is an event of a shown timer that rings the bell: a `countdown` cue,
+    /// a `phase` change, `expired`, `alert` or `finished`, due within 2 s of `nowMs` (a late
+    /// or replayed event stays silent).
+    public func rings(_ update: ControlUpdate, base: String, nowMs: Millis) -> Bool {
+        guard case .message(let topic, let payload, _) = update else { return false }
+        let prefix = "\(base)/timers/", suffix = "/event"
+        guard topic.hasPrefix(prefix), topic.hasSuffix(suffix), topic.count > prefix.count + suffix.count else { return false }
+        let id = String(topic.dropFirst(prefix.count).dropLast(suffix.count))
+        if let shown, shown != id { return false }
+        guard let event = try? JSONDecoder().decode(JSONValue.self, from: Data(payload)),
+              let type = event["type"]?.string, ["countdown", "phase", "expired", "alert", "finished"].contains(type),
+              let due = event["due_ms"]?.int64
+        else { return false }
+        return abs(nowMs - due) <= 2000
     }
 
     /// What `key` (a byte from the terminal) does.

@@ -16,6 +16,7 @@ extension Pacer {
                 Examples:
                   pacer watch main
                   pacer watch
+                  pacer watch main --bell
                   pacer watch main --broker mqtt://gym-pi.lan:1883 --node gym
 
                 \(controlFooter)
@@ -23,6 +24,8 @@ extension Pacer {
 
         @Argument(help: "The timer to show; none: the only timer, or a grid of all of them.")
         var timer: String?
+        @Flag(help: "Ring the terminal bell on the 3-2-1 cues, phase changes, expiry and the finish.")
+        var bell = false
         @OptionGroup var control: ControlOptions
 
         func validate() throws {
@@ -36,7 +39,7 @@ extension Pacer {
             let color = ProcessInfo.processInfo.environment["NO_COLOR"].map(\.isEmpty) ?? true
             try await control.perform("watch") { client, _ throws(ControlError) in
                 let session = WatchSession(client: client, timer: timer, terminal: Terminal(), color: color,
-                                           timeout: control.timeoutDuration)
+                                           timeout: control.timeoutDuration, bell: bell)
                 try await session.run()
             }
         }

@@ -271,3 +271,24 @@ struct GridLayoutTests {
         #expect(shown == ["0:10", "1:10", "10:10", "1:00:10"], "\(lines.joined(separator: "\n"))")
     }
 }
+
+@Suite("The terminal clock's bell")
+struct WatchBellTests {
+    func event(_ type: String, timer: String = "main", due: Millis) -> ControlUpdate {
+        let json: JSONValue = ["type": .string(type), "timer": .string(timer), "revision": 3, "due_ms": .int(due), "at_ms": .int(due)]
+        return .message(topic: "p/timers/\(timer)/event", payload: Array(json.description.utf8), retained: false)
+    }
+
+    @Test func cuesAndPhaseChangesOfTheShownTimerRingOnTime() {
+        let model = WatchModel(focus: "main", pinned: true)
+        for type in ["countdown", "phase", "expired", "alert", "finished"] {
+            #expect(model.rings(event(type, due: 10_000), base: "p", nowMs: 10_050), "\(type)")
+        }
+        #expect(!model.rings(event("paused", due: 10_000), base: "p", nowMs: 10_050))
+        #expect(!model.rings(event("halfway", due: 10_000), base: "p", nowMs: 10_050))
+        // Late (e.g. published after an outage) or of another timer: silent.
+        #expect(!model.rings(event("phase", due: 10_000), base: "p", nowMs: 12_001))
+        #expect(!model.rings(event("phase", timer: "other", due: 10_000), base: "p", nowMs: 10_000))
+        #expect(!model.rings(.message(topic: "p/timers/main/state", payload: [], retained: true), base: "p", nowMs: 0))
+    }
+}
