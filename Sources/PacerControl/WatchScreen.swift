@@ -99,7 +99,7 @@ public enum WatchScreen {
 
     /// The phase as the clock's caption: `WORK`, `SET REST`, `PAUSED`.
     public static func caption(for phase: String) -> String {
-        phase.replacingUnderscores().uppercased()
+        phase == "scheduled" ? "STARTS IN" : phase.replacingUnderscores().uppercased()
     }
 
     static func paint(_ text: String, _ sgr: String, color: Bool) -> String {

@@ -22,6 +22,8 @@ public struct WatchTimer: Sendable, Equatable {
     public var endsAtMs: Millis?
     public var segmentStartedAtMs: Millis?
     public var segmentDurationMs: Millis?
+    /// When a scheduled timer starts (`start_at_ms`).
+    public var startAtMs: Millis?
     /// The node's `remaining` (whole seconds) when the snapshot was taken.
     public var remainingSeconds: Int64
     public var countsUp: Bool
@@ -47,6 +49,7 @@ public struct WatchTimer: Sendable, Equatable {
         endsAtMs = state["ends_at_ms"]?.int64
         segmentStartedAtMs = state["segment_started_at_ms"]?.int64
         segmentDurationMs = state["segment_duration_ms"]?.int64
+        startAtMs = state["start_at_ms"]?.int64
         remainingSeconds = state["remaining"]?.int64 ?? 0
         countsUp = state["counts_up"]?.bool ?? false
         progress = state["progress"]?.double ?? 0
@@ -63,6 +66,7 @@ public struct WatchTimer: Sendable, Equatable {
     /// The whole seconds to show at node time `nowMs`: left (rounded up) or elapsed
     /// (rounded down, counting up).
     public func shownSeconds(at nowMs: Millis) -> Int64 {
+        if status == "scheduled", let start = startAtMs { return Durations.ceilSeconds(start - nowMs) }
         guard status == "running" else { return remainingSeconds }
         if countsUp, let start = segmentStartedAtMs {
             return Durations.floorSeconds(nowMs - start)
@@ -94,6 +98,7 @@ public struct WatchTimer: Sendable, Equatable {
     /// will not change by itself (not counting, or a countdown at zero waiting for the
     /// node's next state).
     public func nextFlip(after nowMs: Millis) -> Millis? {
+        if status == "scheduled", let start = startAtMs { return Self.countdownFlip(ends: start, now: nowMs) }
         guard status == "running" else { return nil }
         if countsUp, let start = segmentStartedAtMs {
             let elapsed = nowMs - start
@@ -101,7 +106,12 @@ public struct WatchTimer: Sendable, Equatable {
             return start + (elapsed / 1000 + 1) * 1000
         }
         guard let ends = endsAtMs else { return nil }
-        let left = ends - nowMs
+        return Self.countdownFlip(ends: ends, now: nowMs)
+    }
+
+    /// When a countdown to `ends` next changes its shown second after `now` (nil at zero).
+    static func countdownFlip(ends: Millis, now: Millis) -> Millis? {
+        let left = ends - now
         guard left > 0 else { return nil }
         // Shown: ceil(left / 1000); it drops when `left` reaches the next lower multiple of 1000.
         return ends - ((left - 1) / 1000) * 1000

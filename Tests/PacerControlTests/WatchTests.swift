@@ -292,3 +292,19 @@ struct WatchBellTests {
         #expect(!model.rings(.message(topic: "p/timers/main/state", payload: [], retained: true), base: "p", nowMs: 0))
     }
 }
+
+@Suite("The terminal clock, scheduled")
+struct WatchScheduledTests {
+    @Test func aScheduledTimerCountsDownToItsStart() throws {
+        let state: JSONValue = ["id": "main", "status": "scheduled", "phase": "scheduled", "remaining": 40, "start_at_ms": 50_000,
+                                "revision": 1, "segment_duration_ms": 40_000]
+        let timer = try #require(WatchTimer(state: state))
+        #expect(timer.display(at: 20_000) == "0:30")
+        #expect(timer.display(at: 20_001) == "0:30")
+        #expect(timer.display(at: 21_000) == "0:29")
+        #expect(timer.nextFlip(after: 20_001) == 21_000)
+        let lines = WatchScreen.render(timer: timer, nowMs: 20_000, link: .online, size: .init(columns: 100, rows: 30))
+        #expect(lines[0].contains("STARTS IN"))
+        #expect(readBigDigits(lines) == "0:30")
+    }
+}
