@@ -9,11 +9,15 @@ public enum ControlOutput {
         let phase = state["phase"]?.string ?? status
         let display = state["display"]?.string ?? "?"
         var parts = ["\(id): \(status)"]
-        let counting = state["counts_up"]?.bool == true ? "\(display) elapsed" : "\(display) left"
-        if phase == status || phase == "paused" {
-            parts.append(counting)
-        } else {
-            parts.append("\(phase) \(display)")
+        switch status {
+        case "running":
+            parts.append(phase == status ? display : "\(phase) \(display)")
+        case "paused":
+            parts.append(state["counts_up"]?.bool == true ? "\(display) elapsed" : "\(display) left")
+        case "idle", "scheduled":
+            parts.append(display)
+        default:
+            break  // expired, finished, cancelled: the time says nothing more
         }
         if let rounds = state["rounds"]?.int, rounds > 1, let round = state["round"]?.int {
             parts.append("round \(round)/\(rounds)")

@@ -154,3 +154,20 @@ struct OutputTests {
         #expect(ControlError(.connection, "").exitCode == 4)
     }
 }
+
+@Suite("Result lines by status")
+struct StatusLineTests {
+    @Test func eachStatusSaysWhatMatters() {
+        func line(_ status: String, _ phase: String, countsUp: Bool = false) -> String {
+            ControlOutput.stateLine(["id": "t", "status": .string(status), "phase": .string(phase), "display": "1:05",
+                                     "round": 1, "rounds": 1, "counts_up": .bool(countsUp)])
+        }
+        #expect(line("running", "rest") == "t: running · rest 1:05")
+        #expect(line("paused", "paused") == "t: paused · 1:05 left")
+        #expect(line("paused", "paused", countsUp: true) == "t: paused · 1:05 elapsed")
+        #expect(line("idle", "idle") == "t: idle · 1:05")
+        #expect(line("expired", "expired") == "t: expired")
+        #expect(line("finished", "finished") == "t: finished")
+        #expect(line("cancelled", "cancelled") == "t: cancelled")
+    }
+}
