@@ -157,6 +157,25 @@ struct ControlLiveTests {
         }
     }
 
+    @Test func theSameConfigurationFileGivesTheNodesPresets() async throws {
+        let config = "presets:\n  hiit: {kind: interval, work: 45s, rest: 15s, rounds: 10}\n"
+        try await withLiveNode(config: config) { node in
+            let file = node.directory.appendingPathComponent("pacer.yaml").path
+            let started = try await node.pacer(["start", "t", "--preset", "hiit", "--config", file])
+            #expect(started.status == 0 && started.output.hasPrefix("t: running · work 0:4") && started.output.contains("round 1/10"), "\(started)")
+            // Checked here, with the file's presets: nothing is sent.
+            let bad = try await node.pacer(["start", "u", "--preset", "hiit", "--rounds", "0", "--config", file])
+            #expect(bad.status == 64 && bad.output.contains("--rounds must be between 1 and 1,000, got 0"), "\(bad)")
+            // Without the file the tool does not know the preset and leaves it to the node, which knows it.
+            let elsewhere = try await node.pacer(["start", "v", "--preset", "hiit"])
+            #expect(elsewhere.status == 0, "\(elsewhere)")
+            let unknown = try await node.pacer(["start", "w", "--preset", "nope"])
+            #expect(unknown.status == 1 && unknown.output.contains("unknown preset 'nope'") && unknown.output.contains("(invalid_spec)"), "\(unknown)")
+            let names = try json(try await node.pacer(["list", "--json"])).array?.compactMap { $0["id"]?.string }
+            #expect(names == ["t", "v"])
+        }
+    }
+
     @Test func theClockOffsetOfANodeOnTheSameClockIsAboutZero() async throws {
         try await withLiveNode { node in
             var configuration = MQTTConfiguration.v5(port: node.port, clientID: ControlClient.makeClientID(node: node.nodeID),

@@ -74,7 +74,8 @@ final class LiveNode: Sendable {
     var base: String { "pacer-ctl-test/\(nodeID)" }
 
     /// Starts a node and waits until it answers `pacer list`.
-    static func start(mqttVersion: String? = nil) async throws -> LiveNode {
+    /// - Parameter config: the text of a YAML configuration file for the node (`<dir>/pacer.yaml`).
+    static func start(mqttVersion: String? = nil, config: String? = nil) async throws -> LiveNode {
         let port = try await LiveBroker.shared.port()
         let nodeID = "c" + UUID().uuidString.prefix(8).lowercased()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pacer-ctl-\(nodeID)", isDirectory: true)
@@ -82,6 +83,11 @@ final class LiveNode: Sendable {
         var arguments = ["run", "--broker", "mqtt://127.0.0.1:\(port)", "--node", nodeID, "--base-topic", "pacer-ctl-test/\(nodeID)",
                          "--data-dir", directory.appendingPathComponent("data").path]
         if let mqttVersion { arguments += ["--mqtt-version", mqttVersion] }
+        if let config {
+            let file = directory.appendingPathComponent("pacer.yaml")
+            try config.write(to: file, atomically: false, encoding: .utf8)
+            arguments += ["--config", file.path]
+        }
         let process = try TestProcess.launch(try pacerExecutable(), arguments, outputFile: directory.appendingPathComponent("node.log"),
                                              environment: LiveNode.environment)
         let node = LiveNode(nodeID: nodeID, port: port, directory: directory, mqttVersion: mqttVersion, process: process)
@@ -144,9 +150,9 @@ func runPacer(_ arguments: [String], in directory: URL) async throws -> CommandR
 }
 
 /// Runs `body` with a fresh node; stops it afterwards, printing its log when `body` failed.
-func withLiveNode<T>(mqttVersion: String? = nil, isolation: isolated (any Actor)? = #isolation,
+func withLiveNode<T>(mqttVersion: String? = nil, config: String? = nil, isolation: isolated (any Actor)? = #isolation,
                      _ body: (LiveNode) async throws -> T) async throws -> T {
-    let node = try await LiveNode.start(mqttVersion: mqttVersion)
+    let node = try await LiveNode.start(mqttVersion: mqttVersion, config: config)
     do {
         let result = try await body(node)
         await node.finish()
