@@ -65,11 +65,20 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Controlling a node from a shell and the terminal clock: command building, the
+        // request/reply client, clock offset, rendering (`pacer start`, `pacer watch`, ...).
+        .target(
+            name: "PacerControl",
+            dependencies: ["Mosquitto", "PacerCore"],
+            swiftSettings: swiftSettings
+        ),
         // The command-line tool: `pacer run`, `pacer check-config`, ...
         .executableTarget(
             name: "pacer",
             dependencies: [
                 "PacerNode",
+                "PacerControl",
+                "Mosquitto",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -100,6 +109,11 @@ let package = Package(
         .testTarget(
             name: "PacerNodeTests",
             dependencies: ["PacerNode", "Mosquitto", "PacerCore", "PacerStore", "PacerTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PacerControlTests",
+            dependencies: ["PacerControl", "Mosquitto", "PacerCore", "PacerTestSupport"],
             swiftSettings: swiftSettings
         ),
     ]

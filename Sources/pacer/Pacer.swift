@@ -11,7 +11,9 @@ struct Pacer: AsyncParsableCommand {
         commandName: "pacer",
         abstract: "A headless MQTT timer node: circuit, rest, countdown and stopwatch timers.",
         version: PacerVersion.current,
-        subcommands: [Run.self, CheckConfig.self, History.self],
+        subcommands: [Run.self, CheckConfig.self, History.self,
+                      Start.self, Pause.self, Resume.self, Toggle.self, Cancel.self, Reset.self, Finish.self, Skip.self, Back.self,
+                      Adjust.self, Ack.self, Snooze.self, Delete.self, Status.self, List.self, Watch.self],
         defaultSubcommand: nil
     )
 }

@@ -1,0 +1,119 @@
+public import PacerCore
+
+/// A timer as `pacer watch` shows it: the fields of its retained `state` that the clock
+/// needs, and what to show at any instant of the node's clock.
+///
+/// A running timer is counted locally from `ends_at_ms` (or, counting up, from
+/// `segment_started_at_ms`) at the offset-corrected now, exactly as the node counts: the
+/// shown second is rounded up when counting down and down when counting up, so it flips
+/// on the same millisecond as the node's `remaining` topic.
+public struct WatchTimer: Sendable, Equatable {
+    public var id: String
+    public var name: String
+    public var kind: String
+    public var status: String
+    public var phase: String
+    public var label: String?
+    public var nextLabel: String?
+    public var round: Int
+    public var rounds: Int
+    public var set: Int
+    public var sets: Int
+    public var endsAtMs: Millis?
+    public var segmentStartedAtMs: Millis?
+    public var segmentDurationMs: Millis?
+    /// When a scheduled timer starts (`start_at_ms`).
+    public var startAtMs: Millis?
+    /// The node's `remaining` (whole seconds) when the snapshot was taken.
+    public var remainingSeconds: Int64
+    public var countsUp: Bool
+    public var progress: Double
+    public var hr: Int?
+    public var hrZone: Int?
+    public var revision: Int
+
+    /// Reads a `state` snapshot; nil when it is not one (an empty payload of a deleted timer).
+    public init?(state: JSONValue) {
+        guard let id = state["id"]?.string, let status = state["status"]?.string else { return nil }
+        self.id = id
+        name = state["name"]?.string ?? id
+        kind = state["kind"]?.string ?? ""
+        self.status = status
+        phase = state["phase"]?.string ?? status
+        label = state["label"]?.string
+        nextLabel = state["next_label"]?.string
+        round = state["round"]?.int ?? 1
+        rounds = state["rounds"]?.int ?? 1
+        set = state["set"]?.int ?? 1
+        sets = state["sets"]?.int ?? 1
+        endsAtMs = state["ends_at_ms"]?.int64
+        segmentStartedAtMs = state["segment_started_at_ms"]?.int64
+        segmentDurationMs = state["segment_duration_ms"]?.int64
+        startAtMs = state["start_at_ms"]?.int64
+        remainingSeconds = state["remaining"]?.int64 ?? 0
+        countsUp = state["counts_up"]?.bool ?? false
+        progress = state["progress"]?.double ?? 0
+        hr = state["hr"]?.int
+        hrZone = state["hr_zone"]?.int
+        revision = state["revision"]?.int ?? 0
+    }
+
+    /// Whether the clock counts at this moment (else it shows the snapshot's value).
+    public var isCounting: Bool {
+        status == "running" && (countsUp ? segmentStartedAtMs != nil : endsAtMs != nil)
+    }
+
+    /// The whole seconds to show at node time `nowMs`: left (rounded up) or elapsed
+    /// (rounded down, counting up).
+    public func shownSeconds(at nowMs: Millis) -> Int64 {
+        if status == "scheduled", let start = startAtMs { return Durations.ceilSeconds(start - nowMs) }
+        guard status == "running" else { return remainingSeconds }
+        if countsUp, let start = segmentStartedAtMs {
+            return Durations.floorSeconds(nowMs - start)
+        }
+        if let ends = endsAtMs {
+            return Durations.ceilSeconds(ends - nowMs)
+        }
+        return remainingSeconds
+    }
+
+    /// The clock text at node time `nowMs`: `0:42`, `12:05`, `1:02:03`.
+    public func display(at nowMs: Millis) -> String {
+        Durations.display(seconds: shownSeconds(at: nowMs))
+    }
+
+    /// Progress through the current segment (0…1) at node time `nowMs`.
+    public func progress(at nowMs: Millis) -> Double {
+        guard status == "running", let duration = segmentDurationMs, duration > 0 else { return progress }
+        if let ends = endsAtMs, !countsUp {
+            return min(1, max(0, 1 - Double(ends - nowMs) / Double(duration)))
+        }
+        if let start = segmentStartedAtMs {
+            return min(1, max(0, Double(nowMs - start) / Double(duration)))
+        }
+        return progress
+    }
+
+    /// The node time at which the shown value next changes (after `nowMs`); nil when it
+    /// will not change by itself (not counting, or a countdown at zero waiting for the
+    /// node's next state).
+    public func nextFlip(after nowMs: Millis) -> Millis? {
+        if status == "scheduled", let start = startAtMs { return Self.countdownFlip(ends: start, now: nowMs) }
+        guard status == "running" else { return nil }
+        if countsUp, let start = segmentStartedAtMs {
+            let elapsed = nowMs - start
+            if elapsed < 0 { return start }
+            return start + (elapsed / 1000 + 1) * 1000
+        }
+        guard let ends = endsAtMs else { return nil }
+        return Self.countdownFlip(ends: ends, now: nowMs)
+    }
+
+    /// When a countdown to `ends` next changes its shown second after `now` (nil at zero).
+    static func countdownFlip(ends: Millis, now: Millis) -> Millis? {
+        let left = ends - now
+        guard left > 0 else { return nil }
+        // Shown: ceil(left / 1000); it drops when `left` reaches the next lower multiple of 1000.
+        return ends - ((left - 1) / 1000) * 1000
+    }
+}

@@ -1,0 +1,407 @@
+import ArgumentParser
+import Foundation
+import Mosquitto
+import PacerControl
+import PacerCore
+import PacerNode
+
+/// The connection settings of `pacer run` plus the reply timeout, for the control commands.
+struct ControlOptions: ParsableArguments {
+    @OptionGroup var node: NodeOptions
+    @Option(help: "Seconds to wait for the node's reply (exit code 3 when none comes).")
+    var timeout: Double = 5
+
+    var timeoutDuration: Duration { .milliseconds(Int64((max(0.1, timeout) * 1000).rounded())) }
+
+    /// Loads the configuration, connects, runs `body`, disconnects. A ``ControlError`` is
+    /// printed as one line on stderr and becomes the exit code (docs/control.md).
+    func perform(_ name: String, _ body: (ControlClient, NodeConfiguration) async throws(ControlError) -> Void) async throws {
+        let config = try node.load()
+        do throws(ControlError) {
+            var mqtt = config.mqttConfiguration(clientID: ControlClient.makeClientID(node: config.nodeID), will: nil, cleanStart: true)
+            mqtt.connectTimeout = timeoutDuration
+            mqtt.shutdownTimeout = .seconds(1)
+            let client = try ControlClient(configuration: mqtt, baseTopic: config.baseTopic)
+            do throws(ControlError) {
+                try await client.connect()
+                try await body(client, config)
+            } catch {
+                await client.disconnect()
+                throw error
+            }
+            await client.disconnect()
+        } catch {
+            FileHandle.standardError.write(Data((ControlOutput.errorLine(command: name, error) + "\n").utf8))
+            throw ExitCode(error.exitCode)
+        }
+    }
+}
+
+/// Exit codes and connection flags, shown under every control command's help.
+let controlFooter = """
+    Exit codes: 0 done; 1 the node refused (its message is printed); 2 configuration problem; \
+    3 no reply in time (no node, or the node is offline); 4 the broker cannot be reached; 64 bad arguments.
+    Connection: the flags, PACER_… variables and config file of `pacer run` (--broker, --node, --config, …).
+    """
+
+/// A control command on one timer that takes no argument.
+protocol SimpleTimerCommand: AsyncParsableCommand {
+    static var action: String { get }
+    var timer: String { get }
+    var control: ControlOptions { get }
+}
+
+extension SimpleTimerCommand {
+    func run() async throws {
+        try await control.perform(Self.action) { client, _ throws(ControlError) in
+            let reply = try await client.send(try ControlCommand.simple(Self.action, timer: timer), timeout: control.timeoutDuration)
+            print(ControlOutput.replyLine(reply))
+        }
+    }
+
+    static func commandConfiguration(_ abstract: String, examples: [String]) -> CommandConfiguration {
+        CommandConfiguration(
+            commandName: action, abstract: abstract,
+            discussion: "Examples:\n" + examples.map { "  " + $0 }.joined(separator: "\n") + "\n\n" + controlFooter)
+    }
+}
+
+extension Pacer {
+    struct Start: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Start a timer: a preset, an interval, a countdown, a stopwatch or a rest timer (created if needed).",
+            discussion: """
+                Without a kind, starts the timer's current spec again. Durations: 90, 90s, 1m30s, 1:30, 01:30:00.
+                A running or paused timer is restarted only with --restart.
+
+                Examples:
+                  pacer start main --preset tabata
+                  pacer start main --preset emom --rounds 12
+                  pacer start main --work 40s --rest 20s --rounds 8 --prepare 10s
+                  pacer start main --work 45s --rest 15s --rounds 3 --sets 2 --set-rest 1m --exercise Squat --exercise Row
+                  pacer start kitchen --countdown 1:30:00 --name Kitchen
+                  pacer start session --stopwatch --target 20m
+                  pacer start bench --rest 90s --exercise "Bench press" --next Row
+                  pacer start main --restart
+                  pacer start main --preset tabata --start-at 2026-11-22T18:00:00Z
+
+                \(controlFooter)
+                """)
+
+        @Argument(help: "The timer id ([a-z0-9][a-z0-9_-]{0,63}).")
+        var timer: String
+        @Option(help: "A preset: tabata, emom, amrap, for_time, or one of the node's config.")
+        var preset: String?
+        @Option(help: "Interval: work time of a round.")
+        var work: String?
+        @Option(help: "Interval: rest after each work; alone: a rest timer of this length.")
+        var rest: String?
+        @Option(help: "Interval: number of rounds.")
+        var rounds: Int?
+        @Option(help: "Interval: number of sets.")
+        var sets: Int?
+        @Option(help: "Interval: rest between sets.")
+        var setRest: String?
+        @Option(help: "Interval: a prepare phase before the first round.")
+        var prepare: String?
+        @Option(help: "Interval: a cooldown after the last round.")
+        var cooldown: String?
+        @Option(help: "Interval: a station of each round (repeat for several); rest timer: the exercise just done.")
+        var exercise: [String] = []
+        @Option(help: "Rest timer: the next exercise.")
+        var next: String?
+        @Option(help: "A countdown of this length (HH:MM:SS or 10m).")
+        var countdown: String?
+        @Flag(help: "A stopwatch (counts up).")
+        var stopwatch = false
+        @Option(help: "Stopwatch: the target; past it, the clock shows overtime.")
+        var target: String?
+        @Option(help: "Countdown or stopwatch: a label to show.")
+        var label: String?
+        @Option(help: "The timer's name (when it is created).")
+        var name: String?
+        @Flag(help: "Restart the timer if it is running or paused.")
+        var restart = false
+        @Option(help: "Start later: ISO 8601 (2026-11-22T18:00:00Z) or epoch ms.")
+        var startAt: String?
+        @OptionGroup var control: ControlOptions
+
+        /// The flags as a request (checked and turned into JSON by PacerControl).
+        var request: StartRequest {
+            var request = StartRequest()
+            request.preset = preset
+            request.work = work
+            request.rest = rest
+            request.rounds = rounds
+            request.sets = sets
+            request.setRest = setRest
+            request.prepare = prepare
+            request.cooldown = cooldown
+            request.exercises = exercise
+            request.next = next
+            request.countdown = countdown
+            request.stopwatch = stopwatch
+            request.target = target
+            request.label = label
+            request.name = name
+            request.restart = restart
+            request.startAt = startAt
+            return request
+        }
+
+        func validate() throws {
+            // Bad input fails here, before anything is sent (and without a broker). A preset
+            // is checked in run(), with the presets of the configuration (which may redefine
+            // a built-in).
+            guard preset == nil else { return }
+            do {
+                _ = try request.command(timer: timer)
+            } catch {
+                throw ValidationError(error.message)
+            }
+        }
+
+        func run() async throws {
+            let request = self.request
+            try await control.perform("start") { client, config throws(ControlError) in
+                let command = try request.command(timer: timer, presets: config.presets)
+                let reply = try await client.send(command, timeout: control.timeoutDuration)
+                print(ControlOutput.replyLine(reply))
+            }
+        }
+    }
+
+    struct Pause: SimpleTimerCommand {
+        static let action = "pause"
+        static let configuration: CommandConfiguration = commandConfiguration("Pause a running timer.", examples: ["pacer pause main"])
+        @Argument(help: "The timer id.") var timer: String
+        @OptionGroup var control: ControlOptions
+    }
+
+    struct Resume: SimpleTimerCommand {
+        static let action = "resume"
+        static let configuration: CommandConfiguration = commandConfiguration("Resume a paused timer.", examples: ["pacer resume main"])
+        @Argument(help: "The timer id.") var timer: String
+        @OptionGroup var control: ControlOptions
+    }
+
+    struct Toggle: SimpleTimerCommand {
+        static let action = "toggle"
+        static let configuration: CommandConfiguration = commandConfiguration(
+            "Start an idle timer, pause a running one, resume a paused one (one button).",
+            examples: ["pacer toggle main"])
+        @Argument(help: "The timer id.") var timer: String
+        @OptionGroup var control: ControlOptions
+    }
+
+    struct Cancel: SimpleTimerCommand {
+        static let action = "cancel"
+        static let configuration: CommandConfiguration = commandConfiguration("Stop a run; it ends as cancelled.", examples: ["pacer cancel main"])
+        @Argument(help: "The timer id.") var timer: String
+        @OptionGroup var control: ControlOptions
+    }
+
+    struct Reset: SimpleTimerCommand {
+        static let action = "reset"
+        static let configuration: CommandConfiguration = commandConfiguration("Put a timer back to idle (its spec is kept).", examples: ["pacer reset main"])
+        @Argument(help: "The timer id.") var timer: String
+        @OptionGroup var control: ControlOptions
+    }
+
+    struct Finish: SimpleTimerCommand {
+        static let action = "finish"
+        static let configuration: CommandConfiguration = commandConfiguration("Complete a run now.", examples: ["pacer finish main"])
+        @Argument(help: "The timer id.") var timer: String
+        @OptionGroup var control: ControlOptions
+    }
+
+    struct Skip: SimpleTimerCommand {
+        static let action = "skip"
+        static let configuration: CommandConfiguration = commandConfiguration("Go to the next segment (work → rest → …).", examples: ["pacer skip main"])
+        @Argument(help: "The timer id.") var timer: String
+        @OptionGroup var control: ControlOptions
+    }
+
+    struct Back: SimpleTimerCommand {
+        static let action = "back"
+        static let configuration: CommandConfiguration = commandConfiguration(
+            "Restart the current segment, or go to the previous one within its first 3 s.", examples: ["pacer back main"])
+        @Argument(help: "The timer id.") var timer: String
+        @OptionGroup var control: ControlOptions
+    }
+
+    struct Ack: SimpleTimerCommand {
+        static let action = "ack"
+        static let configuration: CommandConfiguration = commandConfiguration("Acknowledge an expired timer (stops its alerts).", examples: ["pacer ack kitchen"])
+        @Argument(help: "The timer id.") var timer: String
+        @OptionGroup var control: ControlOptions
+    }
+
+    struct Delete: SimpleTimerCommand {
+        static let action = "delete"
+        static let configuration: CommandConfiguration = commandConfiguration(
+            "Delete a timer and clear its retained topics.", examples: ["pacer delete kitchen"])
+        @Argument(help: "The timer id.") var timer: String
+        @OptionGroup var control: ControlOptions
+    }
+
+    struct Adjust: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add or remove time on the current segment.",
+            discussion: """
+                Examples:
+                  pacer adjust main +30s
+                  pacer adjust main -10
+                  pacer adjust main 1m
+
+                \(controlFooter)
+                """)
+
+        @Argument(help: "The timer id.")
+        var timer: String
+        @Argument(parsing: .allUnrecognized, help: "Whole seconds to add (+30s, 1m) or remove (-10).")
+        var amount: [String] = []
+        @OptionGroup var control: ControlOptions
+
+        func validate() throws {
+            guard amount.count == 1 else {
+                throw ValidationError("give one amount, like +30s or -10; got \(amount.isEmpty ? "none" : amount.joined(separator: " "))")
+            }
+            do { _ = try ControlCommand.adjust(timer: timer, by: amount[0]) } catch { throw ValidationError(error.message) }
+        }
+
+        func run() async throws {
+            try await control.perform("adjust") { client, _ throws(ControlError) in
+                let reply = try await client.send(try ControlCommand.adjust(timer: timer, by: amount[0]), timeout: control.timeoutDuration)
+                print(ControlOutput.replyLine(reply))
+            }
+        }
+    }
+
+    struct Snooze: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run an expired timer again for a while (default 60 s).",
+            discussion: """
+                Examples:
+                  pacer snooze kitchen
+                  pacer snooze kitchen 2m
+
+                \(controlFooter)
+                """)
+
+        @Argument(help: "The timer id.")
+        var timer: String
+        @Argument(help: "How long: 60, 90s, 2m (whole seconds).")
+        var duration: String?
+        @OptionGroup var control: ControlOptions
+
+        func validate() throws {
+            do { _ = try ControlCommand.snooze(timer: timer, for: duration) } catch { throw ValidationError(error.message) }
+        }
+
+        func run() async throws {
+            try await control.perform("snooze") { client, _ throws(ControlError) in
+                let reply = try await client.send(try ControlCommand.snooze(timer: timer, for: duration), timeout: control.timeoutDuration)
+                print(ControlOutput.replyLine(reply))
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the node's timers with status, phase and time.",
+            discussion: """
+                Examples:
+                  pacer list
+                  pacer list --json
+
+                \(controlFooter)
+                """)
+
+        @Flag(help: "Print the node's JSON reply (its `timers` array).")
+        var json = false
+        @OptionGroup var control: ControlOptions
+
+        func run() async throws {
+            try await control.perform("list") { client, _ throws(ControlError) in
+                let reply = try await client.send(.list, timeout: control.timeoutDuration)
+                if json {
+                    print(reply["timers"]?.description ?? "[]")
+                } else {
+                    for line in ControlOutput.listLines(reply) { print(line) }
+                }
+            }
+        }
+    }
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show one timer (or all of them) as a line, or its retained state as JSON.",
+            discussion: """
+                Examples:
+                  pacer status
+                  pacer status main
+                  pacer status main --json
+
+                \(controlFooter)
+                """)
+
+        @Argument(help: "The timer id; none: every timer (like `pacer list`).")
+        var timer: String?
+        @Flag(help: "Print the timer's retained state JSON (count down from its ends_at_ms).")
+        var json = false
+        @OptionGroup var control: ControlOptions
+
+        func validate() throws {
+            if let timer { do { try ControlCommand.checkTimerID(timer) } catch { throw ValidationError(error.message) } }
+        }
+
+        func run() async throws {
+            try await control.perform("status") { client, _ throws(ControlError) in
+                guard let timer else {
+                    let reply = try await client.send(.list, timeout: control.timeoutDuration)
+                    if json { print(reply["timers"]?.description ?? "[]") } else { ControlOutput.listLines(reply).forEach { print($0) } }
+                    return
+                }
+                let stateTopic = "\(client.baseTopic)/timers/\(timer)/state"
+                try await client.subscribe([stateTopic])
+                let list = try await client.send(.list, timeout: control.timeoutDuration)
+                guard let entry = list["timers"]?.array?.first(where: { $0["id"]?.string == timer }) else {
+                    throw ControlError(.refused(code: "unknown_timer"),
+                                       "there is no timer '\(timer)'; see `pacer list`, or start it with a spec: pacer start \(timer) --countdown 5m")
+                }
+                let state = await Self.retainedState(client, topic: stateTopic, timeout: .seconds(2))
+                if json {
+                    print((state ?? entry).description)
+                } else if case .object(var merged)? = state {
+                    // The retained state is from the last change; the list entry is from now.
+                    for key in ["status", "phase", "display", "remaining_ms"] { merged[key] = entry[key] }
+                    print(ControlOutput.stateLine(.object(merged)))
+                } else {
+                    print(ControlOutput.stateLine(entry))
+                }
+            }
+        }
+
+        /// The retained state on `topic` (already subscribed), waiting up to `timeout`.
+        static func retainedState(_ client: ControlClient, topic: String, timeout: Duration) async -> JSONValue? {
+            await withTaskGroup(of: JSONValue?.self) { group in
+                group.addTask {
+                    for await update in client.updates {
+                        if case .message(topic, let payload, _) = update, !payload.isEmpty {
+                            return try? JSONDecoder().decode(JSONValue.self, from: Data(payload))
+                        }
+                    }
+                    return nil
+                }
+                group.addTask {
+                    try? await Task.sleep(for: timeout)
+                    return nil
+                }
+                let first = await group.next() ?? nil
+                group.cancelAll()
+                return first
+            }
+        }
+    }
+}
