@@ -16,6 +16,13 @@ public struct PacerNodeService: Service {
         self.logger = logger
     }
 
+    /// The node's concurrent parts, as its task group reports their ends.
+    private enum Part: Sendable { case engine, stream, watchdog }
+
+    /// How long the engine may take to finish its current input after a shutdown request
+    /// before the client is disconnected under it.
+    static let engineStopGrace = Duration.milliseconds(800)
+
     /// Why the node stopped when it could not go on.
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
@@ -35,13 +42,15 @@ public struct PacerNodeService: Service {
         await engine.restore()
 
         try await withGracefulShutdownHandler {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { await engine.run() }
+            try await withThrowingTaskGroup(of: Part.self) { group in
+                group.addTask { await engine.run(); return .engine }
                 group.addTask {
                     for await message in client.messages { engine.submit(.message(message)) }
+                    return .stream
                 }
                 group.addTask {
                     for await report in client.deliveries { engine.submit(.delivered(report)) }
+                    return .stream
                 }
                 group.addTask {
                     for await event in client.connectionEvents {
@@ -51,16 +60,33 @@ public struct PacerNodeService: Service {
                             throw Failure(description: "the MQTT network thread stopped: \(error)")
                         }
                     }
+                    return .stream
+                }
+                // Shutdown always ends: once it is requested, the engine has a moment to finish
+                // the input in hand; then the client is disconnected, which settles any wait on
+                // the broker (a SUBACK that never comes) and lets the engine loop end.
+                group.addTask {
+                    do { try await gracefulShutdown() } catch { return .watchdog }  // cancelled: the node ended
+                    try? await Task.sleep(for: Self.engineStopGrace)
+                    await client.disconnect()
+                    return .watchdog
                 }
                 do {
-                    try await connect(client, topics: topics)
+                    // Connecting (and backing off between attempts) stops at once on shutdown.
+                    try await cancelWhenGracefulShutdown { try await connect(client, topics: topics) }
                 } catch {
                     engine.finish()
                     await client.disconnect()
+                    group.cancelAll()
+                    if Task.isShuttingDownGracefully {
+                        logger.info("stopping before the broker connection was made")
+                        try await group.waitForAll()
+                        return
+                    }
                     throw error
                 }
                 // The engine loop ends on graceful shutdown (or a fatal connection error).
-                try await group.next()
+                while let part = try await group.next(), part != .engine {}
                 logger.info("stopping: publishing offline and disconnecting")
                 do {
                     try await client.publish(to: topics.status, string: "offline", qos: .atLeastOnce, retain: true)
@@ -68,6 +94,7 @@ public struct PacerNodeService: Service {
                     logger.debug("could not publish offline; the broker's will does it", metadata: ["error": "\(error)"])
                 }
                 await client.disconnect()
+                group.cancelAll()
                 try await group.waitForAll()
             }
         } onGracefulShutdown: {
@@ -94,8 +121,6 @@ public struct PacerNodeService: Service {
         }
     }
 
-    /// Connects, retrying with a capped backoff while the broker is unreachable; a refused
-    /// login or a TLS failure stops the node with a clear error.
     /// Subscribes, then connects, retrying with a capped backoff while the broker is
     /// unreachable; a refused login or a TLS failure stops the node with a clear error.
     ///
@@ -123,6 +148,7 @@ public struct PacerNodeService: Service {
                 case .badCredentials, .notAuthorized, .tls, .invalidArgument:
                     throw Failure(description: "cannot connect to \(configuration.broker.url): \(error)")
                 default:
+                    try Task.checkCancellation()  // shutdown: no retry
                     logger.warning("broker not reachable; retrying", metadata: ["broker": "\(configuration.broker.url)", "error": "\(error)", "retry_in": "\(delay)"])
                     try await Task.sleep(for: delay)
                     delay = min(delay * 2, .seconds(30))
@@ -149,6 +175,9 @@ public struct PacerNodeService: Service {
         }
         c.will = MQTTWill(topic: topics.status, payload: Array("offline".utf8), qos: .atLeastOnce, retain: true)
         c.cleanStart = false
+        // Bounds `disconnect()` when the network thread is stuck in a blocking connect, so a
+        // shutdown in that state still ends within 2 s.
+        c.shutdownTimeout = .seconds(1)
         return c
     }
 }

@@ -75,11 +75,17 @@ extension Pacer {
                 "broker": "\(config.broker.url)", "mqtt": "\(config.broker.mqttVersion)", "data_dir": "\(config.dataDirectory)",
             ])
             let node = PacerNodeService(configuration: config, logger: logger)
-            let group = ServiceGroup(configuration: .init(
+            var groupConfiguration = ServiceGroupConfiguration(
                 services: [.init(service: node, successTerminationBehavior: .gracefullyShutdownGroup,
                                  failureTerminationBehavior: .gracefullyShutdownGroup)],
                 gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger))
+                logger: logger)
+            // The escalation: a node that has not stopped 1.5 s after SIGTERM/SIGINT is
+            // cancelled, and one that still runs 0.4 s later is ended by the group (the node
+            // itself ends well before: see PacerNodeService.run).
+            groupConfiguration.maximumGracefulShutdownDuration = .milliseconds(1_500)
+            groupConfiguration.maximumCancellationDuration = .milliseconds(400)
+            let group = ServiceGroup(configuration: groupConfiguration)
             do {
                 try await group.run()
             } catch {

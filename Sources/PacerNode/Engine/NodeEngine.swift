@@ -3,6 +3,7 @@ import Logging
 import Mosquitto
 import PacerCore
 import PacerStore
+import Synchronization
 
 /// What the engine loop handles, one at a time, in arrival order.
 enum EngineInput: Sendable {
@@ -71,6 +72,8 @@ actor NodeEngine {
     /// next write, or by the `.marks` deadline at the latest).
     var deliveredUnmarked: [Int64] = []
 
+    /// Set by `finish()` (from any thread): the loop ends after the input in hand.
+    let stopRequested = Atomic<Bool>(false)
     let inputs: AsyncStream<EngineInput>
     let inputContinuation: AsyncStream<EngineInput>.Continuation
     let alarm: DeadlineAlarm
@@ -100,8 +103,11 @@ actor NodeEngine {
         inputContinuation.yield(input)
     }
 
-    /// Ends the loop after the inputs already queued.
+    /// Ends the loop after the input in hand; inputs still queued are dropped (a command among
+    /// them was never answered, so nothing acknowledged is lost), so a shutdown does not wait
+    /// for a burst of queued commands to be written one by one.
     nonisolated func finish() {
+        stopRequested.store(true, ordering: .releasing)
         inputContinuation.finish()
     }
 
@@ -109,6 +115,7 @@ actor NodeEngine {
     func run() async {
         rescheduleAll()
         for await input in inputs {
+            if stopRequested.load(ordering: .acquiring) { break }
             await handle(input)
         }
         alarm.cancel()
