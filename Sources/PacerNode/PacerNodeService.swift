@@ -37,7 +37,7 @@ public struct PacerNodeService: Service {
         } catch {
             throw Failure(description: "cannot set up the MQTT client: \(error)")
         }
-        let engine = NodeEngine(configuration: configuration, client: client, store: store, logger: logger,
+        let engine = NodeEngine(configuration: configuration, transport: MQTTTransport(client: client), store: store, logger: logger,
                                 storageProblem: storageProblem)
         await engine.restore()
 

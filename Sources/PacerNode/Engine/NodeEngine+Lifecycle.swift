@@ -92,7 +92,7 @@ extension NodeEngine {
     private func commitWithoutPublishing(_ output: EngineOutput) async {
         let batch = makeBatch(output, now: clock.now())
         guard let store, !batch.isEmpty else { return }
-        do { try store.apply(batch) } catch {
+        do { _ = try store.commit(batch) } catch {
             logger.error("could not write the restored state; its events go out at the first connect", metadata: ["error": "\(error)"])
             // Written again with the next write; the events, not in the outbox, are published
             // from memory (before the states) at the first connect.

@@ -43,7 +43,7 @@ extension NodeEngine {
         guard !pending.isEmpty else { return }
         outboxCheck = OutboxCheck(pending: pending, held: Set(pending.map(\.timer)), waiting: Set(pending.map(\.timer)))
         do {
-            try await client.subscribe(to: stateFilter, qos: .atMostOnce)
+            try await transport.subscribe(to: stateFilter, qos: .atMostOnce)
         } catch {
             logger.warning("could not read back the retained states; publishing the outbox as is", metadata: ["error": "\(error)"])
         }
@@ -51,11 +51,11 @@ extension NodeEngine {
     }
 
     /// Marks events published in a write of their own (the outbox check cannot wait for one).
-    private func writeMarks(_ seqs: [Int64], to store: PacerDatabase) {
+    private func writeMarks(_ seqs: [Int64], to store: any EngineStore) {
         guard !seqs.isEmpty else { return }
         var marks = StoreBatch()
         marks.markPublished = seqs
-        do { try store.apply(marks) } catch {
+        do { _ = try store.commit(marks) } catch {
             logger.error("could not mark events as published", metadata: ["error": "\(error)"])
         }
     }
@@ -97,7 +97,7 @@ extension NodeEngine {
         // Proven delivered: marked now. Published now: marked on the broker's acknowledgement.
         writeMarks(delivered, to: store)
         logger.info("event outbox settled", metadata: ["published": "\(resent.count)", "already_delivered": "\(delivered.count)"])
-        do { try await client.unsubscribe(from: stateFilter) } catch {
+        do { try await transport.unsubscribe(from: stateFilter) } catch {
             logger.debug("unsubscribe failed", metadata: ["error": "\(error)"])
         }
     }

@@ -305,7 +305,7 @@ extension NodeEngine {
     /// acknowledgement marks it published (`deliveryReported`).
     func publishWrittenEvent(_ topic: String, _ payload: [UInt8], seq: Int64) async {
         do {
-            let token = try await client.publishTracked(to: topic, payload: payload, qos: .atLeastOnce)
+            let token = try await transport.publishTracked(to: topic, payload: payload)
             awaitingDelivery[token] = seq
         } catch {
             publishFailed(topic, error)
@@ -316,7 +316,7 @@ extension NodeEngine {
     /// while disconnected, and everything retained is republished on reconnect).
     func publish(to topic: String, _ payload: [UInt8], retain: Bool, properties: MQTTProperties = .none) async {
         do {
-            try await client.publish(to: topic, payload: payload, qos: .atLeastOnce, retain: retain, properties: properties)
+            try await transport.publish(to: topic, payload: payload, retain: retain, properties: properties)
         } catch {
             publishFailed(topic, error)
         }

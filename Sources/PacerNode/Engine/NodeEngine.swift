@@ -33,8 +33,8 @@ actor NodeEngine {
 
     let configuration: NodeConfiguration
     let topics: Topics
-    let client: MQTTClient
-    let store: PacerDatabase?
+    let transport: any EngineTransport
+    let store: (any EngineStore)?
     let logger: Logger
     let version: String
     let parser: CommandParser
@@ -76,14 +76,22 @@ actor NodeEngine {
     let stopRequested = Atomic<Bool>(false)
     let inputs: AsyncStream<EngineInput>
     let inputContinuation: AsyncStream<EngineInput>.Continuation
-    let alarm: DeadlineAlarm
 
-    init(configuration: NodeConfiguration, client: MQTTClient, store: PacerDatabase?, logger: Logger,
-         storageProblem: String? = nil, clock: NodeClock = NodeClock(), version: String = PacerVersion.current) {
+    /// Wakes the loop at the earliest deadline; nil when a test drives time by hand.
+    let alarm: DeadlineAlarm?
+
+    /// - Parameters:
+    ///   - transport: the broker side (`MQTTTransport` over the client, or a recording one).
+    ///   - store: the database, or nil when the node runs without one.
+    ///   - clock: the node's timeline (wall + monotonic, both injectable).
+    ///   - usesAlarm: false when a test feeds `.deadline` inputs itself (virtual time).
+    init(configuration: NodeConfiguration, transport: any EngineTransport, store: (any EngineStore)?, logger: Logger,
+         storageProblem: String? = nil, clock: NodeClock = NodeClock(), version: String = PacerVersion.current,
+         usesAlarm: Bool = true) {
         self.storageProblem = storageProblem
         self.configuration = configuration
         self.topics = Topics(base: configuration.baseTopic)
-        self.client = client
+        self.transport = transport
         self.store = store
         self.logger = logger
         self.version = version
@@ -95,7 +103,7 @@ actor NodeEngine {
         let (stream, continuation) = AsyncStream<EngineInput>.makeStream()
         self.inputs = stream
         self.inputContinuation = continuation
-        self.alarm = DeadlineAlarm { continuation.yield(.deadline) }
+        self.alarm = usesAlarm ? DeadlineAlarm { continuation.yield(.deadline) } : nil
     }
 
     /// Hands an input to the loop (safe from any task or thread).
@@ -118,10 +126,12 @@ actor NodeEngine {
             if stopRequested.load(ordering: .acquiring) { break }
             await handle(input)
         }
-        alarm.cancel()
+        alarm?.cancel()
     }
 
-    private func handle(_ input: EngineInput) async {
+    /// Handles one input: decide, then `commit` (write, then publish). The loop calls it for
+    /// each input in order; the in-process tests call it directly.
+    func handle(_ input: EngineInput) async {
         var output = EngineOutput()
         checkClock(&output)
         let now = clock.now()
@@ -191,8 +201,13 @@ actor NodeEngine {
         for id in timers.keys { schedule(id) }
     }
 
+    /// The earliest deadline the engine waits for (the in-process tests advance to it).
+    func nextDeadline() -> Millis? { deadlines.earliest() }
+
     private func armAlarm() {
-        alarm.arm(at: deadlines.earliest().map { clock.instant(for: $0) })
+        guard let alarm else { return }
+        let earliest = deadlines.earliest()
+        alarm.arm(at: earliest, after: earliest.map { clock.delay(until: $0) } ?? .zero)
     }
 
     /// Detects a wall-clock step and moves every running timer's anchors with it.
