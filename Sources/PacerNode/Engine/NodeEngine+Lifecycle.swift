@@ -97,7 +97,7 @@ extension NodeEngine {
             // Written again with the next write; the events, not in the outbox, are published
             // from memory (before the states) at the first connect.
             for id in output.changedTimers { timers[id]?.persistedRevision = -1 }
-            unwrittenRestoreEvents += output.events.filter { !$0.isCue }
+            outbox.keepUnwritten(output.events.filter { !$0.isCue })
         }
     }
 
@@ -105,32 +105,17 @@ extension NodeEngine {
         switch event {
         case .connected(let sessionPresent):
             logger.info("connected to the broker", metadata: ["broker": "\(configuration.broker.url)", "session_present": "\(sessionPresent)"])
-            if linkUp { linkDown() }  // a new connection whose predecessor's end went unseen
-            linkUp = true
+            // A new connection whose predecessor's end went unseen is handled by the outbox too.
             output.republishAll = true
         case .disconnected(let reason):
             logger.warning("lost the broker connection; reconnecting", metadata: ["reason": "\(reason)"])
-            linkDown()
+            output.linkActions += outbox.linkDown()
         case .refused(let error):
             logger.error("the broker refused the connection", metadata: ["error": "\(error)"])
-            linkDown()
+            output.linkActions += outbox.linkDown()
         case .loopExited(let error):
             logger.critical("the MQTT network thread stopped", metadata: ["error": "\(error)"])
-            linkDown()
-        }
-    }
-
-    /// The connection ended: nothing more is handed to the client until the next
-    /// `.connected`, whose outbox check settles every event not yet marked.
-    private func linkDown() {
-        linkUp = false
-        // Events awaiting the broker's acknowledgement stay in `awaitingDelivery`: libmosquitto
-        // resends them after the reconnect, and their acknowledgement still marks them.
-        // An outbox check in progress is abandoned, never decided on half the retained states
-        // (or while disconnected); the next connect starts a new one from the store.
-        if outboxCheck != nil {
-            outboxCheck = nil
-            deadlines.set(.outbox, at: nil)
+            output.linkActions += outbox.linkDown()
         }
     }
 }

@@ -30,7 +30,9 @@ struct EngineOutput {
     /// The `.marks` deadline: write the acknowledged events' marks even without other writes.
     var flushMarks = false
     /// The outbox check can be decided (all retained states seen, or its window ended).
-    var resolveOutbox = false
+    var settleOutbox = false
+    /// The outbox's actions for a link that went down (before anything else is published).
+    var linkActions: [EventOutbox.Action] = []
     /// Undo information for a command: if its write fails, nothing it changed may stay.
     var rollback: (timers: [String: NodeEngine.TimerEntry?], ledger: RequestLedger)?
 
@@ -61,7 +63,8 @@ extension NodeEngine {
                 for record in result.appended { written[EventKey(record)] = record }
             } catch {
                 logger.error("could not write to the database; the change is not applied", metadata: ["error": "\(error)"])
-                awaitMark(batch.markPublished, now: now)  // the marks it carried wait for the next write
+                // The marks it carried wait for the next write.
+                await perform(outbox.awaitMark(batch.markPublished, now: now), now: now)
                 if let rollback = output.rollback {
                     for (id, entry) in rollback.timers { timers[id] = entry }
                     ledger = rollback.ledger
@@ -81,6 +84,7 @@ extension NodeEngine {
             }
         }
 
+        await perform(output.linkActions, now: now)
         if output.republishAll { await publishEverything(now: now) }
         // While disconnected, events are not handed to the client's in-memory queue, where a
         // crash during a long outage would lose them: the written ones stay in the outbox,
@@ -91,25 +95,20 @@ extension NodeEngine {
         for event in output.events {
             let key = EventKey(event)
             if duplicates.contains(key) { continue }
-            let record = written[key]
-            if !connected && (event.isCue || record != nil) { continue }
-            // A timer held by the outbox check: its new transitions queue behind its older
-            // pending ones, published in order when the check is decided.
-            if let record, isHeldByOutbox(event.timer) {
-                outboxCheck?.pending.append(record)
+            if let record = written[key] {
+                // Published now, or kept: in the store while disconnected, or behind its
+                // timer's older pending events while the outbox check runs.
+                if let publish = outbox.written(record) { await perform([publish], now: now) }
                 continue
             }
-            if let seq = record?.seq {
-                await publishWrittenEvent(topics.timer(event.timer).event, JSONCoding.encode(event.json), seq: seq)
-            } else {
-                await publishEvent(event)
-            }
+            if !connected && event.isCue { continue }
+            await publishEvent(event)
         }
         for id in output.deletedTimers {
             for topic in topics.timer(id).retained { await publish(to: topic, [], retain: true) }
         }
         if !output.republishAll {
-            for id in output.changedTimers where !isHeldByOutbox(id) { await publishTimer(id, now: now, force: false) }
+            for id in output.changedTimers where !outbox.isHolding(id) { await publishTimer(id, now: now, force: false) }
             if output.infoChanged { await publishInfo() }
         }
         for reply in output.replies {
@@ -117,40 +116,8 @@ extension NodeEngine {
             if let correlation = reply.correlationData { properties.correlationData = correlation }
             await publish(to: reply.topic, JSONCoding.encode(reply.body), retain: false, properties: properties)
         }
-        if output.resolveOutbox { await resolveOutbox(now: now) }
+        if output.settleOutbox { await settleOutbox(now: now) }
         if !batch.isEmpty { pruneIfDue(now: now) }
-    }
-
-    /// How long an acknowledged event may wait for a write to carry its mark before one is
-    /// made for it: marks ride on the writes of commands and transitions, and a burst of
-    /// events (many timers changing phase together) gets one small write, not one each.
-    static let markFlushDelayMs: Millis = 2_000
-
-    /// The acknowledged events to mark published in this write; clears the `.marks` deadline.
-    func takeMarkable() -> [Int64] {
-        deadlines.set(.marks, at: nil)
-        defer { deliveredUnmarked.removeAll() }
-        return deliveredUnmarked
-    }
-
-    /// The broker acknowledged a tracked publish: the event reached it, so it is marked
-    /// published in the next write (or at the `.marks` deadline). Unmarked until then, a
-    /// restart settles it by the outbox check, which is right either way.
-    func deliveryReported(_ report: MQTTDeliveryReport) {
-        guard let seq = awaitingDelivery.removeValue(forKey: report.token) else { return }
-        guard report.isAccepted else {
-            logger.error("the broker refused an event; it stays in the outbox and is retried at the next connect",
-                         metadata: ["seq": "\(seq)", "reason": "\(report.reasonCode)"])
-            return
-        }
-        awaitMark([seq], now: clock.now())
-    }
-
-    /// Events to mark published: carried by the next write, or by the `.marks` deadline.
-    private func awaitMark(_ seqs: [Int64], now: Millis) {
-        guard !seqs.isEmpty else { return }
-        if deliveredUnmarked.isEmpty { deadlines.set(.marks, at: now + Self.markFlushDelayMs) }
-        deliveredUnmarked += seqs
     }
 
     /// The store writes of an output: changed timers (when their revision moved), transition
@@ -174,7 +141,7 @@ extension NodeEngine {
         batch.deleteTimers = output.deletedTimers
         batch.shiftRequestsMs = unstoredRequestShiftMs
         batch.requests = output.requests
-        if !batch.isEmpty || output.flushMarks { batch.markPublished = takeMarkable() }
+        if !batch.isEmpty || output.flushMarks { batch.markPublished = takeMarks() }
         return batch
     }
 
@@ -186,10 +153,9 @@ extension NodeEngine {
         await beginOutboxCheck(now: now)
         await publish(to: topics.status, Array("online".utf8), retain: true)
         await publishInfo()
-        for event in unwrittenRestoreEvents { await publishEvent(event) }
-        unwrittenRestoreEvents.removeAll()
-        // Timers with events in the outbox wait for the outbox check (see OutboxCheck).
-        for id in timers.keys.sorted() where !isHeldByOutbox(id) { await publishTimer(id, now: now, force: true) }
+        for event in outbox.takeUnwritten() { await publishEvent(event) }
+        // Timers with events in the outbox wait for the outbox check (see EventOutbox).
+        for id in timers.keys.sorted() where !outbox.isHolding(id) { await publishTimer(id, now: now, force: true) }
     }
 
     /// Prunes old history and request ids, at most once an hour and only after a write (so an
@@ -306,7 +272,7 @@ extension NodeEngine {
     func publishWrittenEvent(_ topic: String, _ payload: [UInt8], seq: Int64) async {
         do {
             let token = try await transport.publishTracked(to: topic, payload: payload)
-            awaitingDelivery[token] = seq
+            outbox.sent(seq: seq, token: token)
         } catch {
             publishFailed(topic, error)
         }

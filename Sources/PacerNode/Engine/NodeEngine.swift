@@ -50,27 +50,14 @@ actor NodeEngine {
     var clockSynchronized: Bool?
     /// Why the node runs without a database (reported in `info`), or nil.
     let storageProblem: String?
-    /// The outbox check in progress after a (re)connect, if any.
-    var outboxCheck: OutboxCheck?
-    /// Whether the engine has taken the broker connection's `.connected` (and not yet its
-    /// end). Everything the engine publishes follows this, not the client's own flag: between
-    /// a CONNACK and the engine handling it, a state must not reach the broker before the
-    /// outbox check has started, or it would count as proof for events never sent. It cannot
-    /// change in the middle of an input, so an event and its state are published together
-    /// or held back together.
-    var linkUp = false
-    /// Events of the restore whose write failed: published from memory at the first connect.
-    var unwrittenRestoreEvents: [TimerEvent] = []
+    /// The event outbox: the link as the engine took it, the check after a connect, the
+    /// delivery tokens and marks (EventOutbox.swift).
+    var outbox = EventOutbox()
     /// When the history was last pruned (pruned at most hourly, after a write).
     var lastPruneMs: Millis?
     /// A wall-clock jump not yet applied to the stored request ids (rides on the next
     /// successful write; see `StoreBatch.shiftRequestsMs`).
     var unstoredRequestShiftMs: Millis = 0
-    /// Written events published with a delivery token, awaiting the broker's acknowledgement.
-    var awaitingDelivery: [MQTTDeliveryToken: Int64] = [:]
-    /// Events the broker acknowledged, not yet marked published in the store (marked in the
-    /// next write, or by the `.marks` deadline at the latest).
-    var deliveredUnmarked: [Int64] = []
 
     /// Set by `finish()` (from any thread): the loop ends after the input in hand.
     let stopRequested = Atomic<Bool>(false)
@@ -139,7 +126,7 @@ actor NodeEngine {
         case .message(let message):
             route(message, now: now, into: &output)
         case .delivered(let report):
-            deliveryReported(report)
+            await deliveryReported(report, now: now)
         case .connection(let event):
             connectionChanged(event, now: now, into: &output)
         case .deadline:
@@ -147,7 +134,7 @@ actor NodeEngine {
                 switch owner {
                 case .timer(let id): advanceTimer(id, now: now, into: &output)
                 case .heartRate(let source): heartRateWentStale(source, now: now, into: &output)
-                case .outbox: output.resolveOutbox = true
+                case .outbox: output.settleOutbox = true
                 case .marks: output.flushMarks = true
                 }
             }

@@ -135,3 +135,30 @@ struct EngineTests {
         #expect(try h.store.unpublishedEvents().map(\.timer) == ["b"], "a was proven and marked; b waits for its PUBACK")
     }
 }
+
+@Suite("Engine in-process: the outbox check and the link")
+struct EngineOutboxLinkTests {
+    @Test("a link lost during the outbox check unsubscribes from the state filter (else every reconnect resubscribes it and the node hears an echo of each state it publishes)")
+    func linkDownDuringCheckUnsubscribes() async throws {
+        let config = """
+            timers:
+              - {id: a, name: A, spec: {kind: countdown, duration: 1s}}
+            """
+        let first = try await EngineHarness.make(config: config)
+        try await first.send(["action": "start"], timer: "a")
+        await first.pass(1_000)  // finished while never connected: in the outbox
+        let h = try await first.restart(config: config)
+        await h.connect()
+        #expect(h.journal.all.contains(.subscribe("pacer/t/timers/+/state")))
+        let start = h.journal.count
+        await h.disconnect()
+        #expect(h.journal.since(start).contains(.unsubscribe("pacer/t/timers/+/state")), "\(h.journal.since(start))")
+        // The next connection checks again from the store: it subscribes anew and settles.
+        let again = h.journal.count
+        await h.connect()
+        #expect(h.journal.since(again).first == .subscribe("pacer/t/timers/+/state"))
+        await h.pass(1_500)  // the window ends without a retained state: published
+        #expect(h.published(h.topic("a", "event"), from: again).map { $0.json?["type"] } == ["started", "finished"])
+        #expect(h.journal.since(again).last == .unsubscribe("pacer/t/timers/+/state"), "\(h.journal.since(again))")
+    }
+}
