@@ -96,7 +96,7 @@ extension NodeEngine {
             logger.error("could not write the restored state; its events go out at the first connect", metadata: ["error": "\(error)"])
             // Written again with the next write; the events, not in the outbox, are published
             // from memory (before the states) at the first connect.
-            for id in output.changedTimers { timers[id]?.persistedRevision = -1 }
+            unwrittenTimers.formUnion(batch.upsertTimers.map(\.id))
             outbox.keepUnwritten(output.events.filter { !$0.isCue })
         }
     }

@@ -41,6 +41,22 @@ struct EngineOutput {
         if force { forcePersist.insert(id) }
         events += newEvents
     }
+
+    /// A command whose write failed: what it changed (`timers`, its request id) is dropped
+    /// and each reply becomes `error`; the rest of the input (a clock jump) stays.
+    mutating func refuse(_ timers: Set<String>, _ error: ReplyError) {
+        changedTimers.removeAll { timers.contains($0) }
+        changedSet.subtract(timers)
+        forcePersist.subtract(timers)
+        events.removeAll { timers.contains($0.timer) }
+        deletedTimers.removeAll { timers.contains($0) }
+        requests = []
+        replies = replies.map { reply in
+            var reply = reply
+            reply.body = NodeEngine.errorBody(id: reply.body.object?["id"] ?? .null, error)
+            return reply
+        }
+    }
 }
 
 extension NodeEngine {
@@ -59,28 +75,24 @@ extension NodeEngine {
             do {
                 let result = try store.commit(batch)
                 unstoredRequestShiftMs -= batch.shiftRequestsMs
+                unwrittenTimers.subtract(batch.upsertTimers.map(\.id))
                 duplicates = Set(result.duplicates.map(EventKey.init))
                 for record in result.appended { written[EventKey(record)] = record }
             } catch {
                 logger.error("could not write to the database; the change is not applied", metadata: ["error": "\(error)"])
                 // The marks it carried wait for the next write.
                 await perform(outbox.awaitMark(batch.markPublished, now: now), now: now)
+                // A command's change is undone (its timer, the ledger) and refused. Everything
+                // else the input changed did happen (a transition on the clock, anchors moved
+                // by a clock jump): it stays, is published, and is written with the next write.
+                let rolledBack = Set(output.rollback?.timers.keys.map { $0 } ?? [])
                 if let rollback = output.rollback {
                     for (id, entry) in rollback.timers { timers[id] = entry }
                     ledger = rollback.ledger
-                    for id in output.changedTimers { schedule(id) }
-                    var failed = EngineOutput()
-                    failed.replies = output.replies.map { reply in
-                        var reply = reply
-                        reply.body = Self.errorBody(id: reply.body.object?["id"] ?? .null,
-                                                    ReplyError(.storageFailure, "the node could not save the command (\(error)); nothing changed, try again"))
-                        return reply
-                    }
-                    output = failed
-                } else {
-                    // A transition that cannot be written still happens on the clock; keep publishing.
-                    for id in output.changedTimers { timers[id]?.persistedRevision = -1 }
+                    for id in rolledBack { schedule(id) }
+                    output.refuse(rolledBack, ReplyError(.storageFailure, "the node could not save the command (\(error)); nothing changed, try again"))
                 }
+                unwrittenTimers.formUnion(batch.upsertTimers.map(\.id).filter { !rolledBack.contains($0) })
             }
         }
 
@@ -124,9 +136,11 @@ extension NodeEngine {
     /// events into the outbox, deletions and request ids. Marks the timers as persisted.
     func makeBatch(_ output: EngineOutput, now: Millis) -> StoreBatch {
         var batch = StoreBatch()
-        for id in output.changedTimers {
+        // Timers whose last write failed are written with this one, changed or not.
+        let unwritten = unwrittenTimers.filter { !output.changedTimers.contains($0) }.sorted()
+        for id in output.changedTimers + unwritten {
             guard var entry = timers[id] else { continue }
-            if entry.machine.revision != entry.persistedRevision || output.forcePersist.contains(id) {
+            if entry.machine.revision != entry.persistedRevision || output.forcePersist.contains(id) || unwrittenTimers.contains(id) {
                 batch.upsertTimers.append(record(for: entry, now: now))
                 entry.persistedRevision = entry.machine.revision
                 timers[id] = entry

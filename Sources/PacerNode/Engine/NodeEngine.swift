@@ -53,6 +53,9 @@ actor NodeEngine {
     /// The event outbox: the link as the engine took it, the check after a connect, the
     /// delivery tokens and marks (EventOutbox.swift).
     var outbox = EventOutbox()
+    /// Timers whose last write failed: written with the next write, changed or not (their
+    /// `persistedRevision` was already moved when the failed batch was built).
+    var unwrittenTimers: Set<String> = []
     /// When the history was last pruned (pruned at most hourly, after a write).
     var lastPruneMs: Millis?
     /// A wall-clock jump not yet applied to the stored request ids (rides on the next

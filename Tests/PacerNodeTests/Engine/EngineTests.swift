@@ -98,6 +98,39 @@ struct EngineTests {
         #expect(again["ok"] == true && again["revision"] == started(after: list), "\(again)")
     }
 
+    @Test("a command whose write fails in the same input as a clock jump: the command is undone, the jump's shift is kept, published and written with the next write")
+    func failedWriteAfterClockJump() async throws {
+        let config = """
+            timers:
+              - {id: run, name: Run, spec: {kind: countdown, duration: 10m}}
+              - {id: idle, name: Idle, spec: {kind: countdown, duration: 1m}}
+            """
+        let h = try await EngineHarness.make(config: config)
+        await h.connect()
+        let started = try await h.send(["action": "start"], timer: "run")
+        let endsAt = try #require(started["state"]?["ends_at_ms"]?.int64)
+        await h.pass(1_000)
+        h.time.stepWall(3_600_000)
+        h.store.failingWrites.withLock { $0 = 1 }
+        let start = h.journal.count
+        let refused = try await h.send(["action": "start"], timer: "idle")  // the jump is seen in this input
+        #expect(refused["error"]?["code"] == "storage_failure", "\(refused)")
+        #expect(h.published(h.topic("run", "state"), from: start).last?.json?["ends_at_ms"]?.int64 == endsAt + 3_600_000,
+                "the shifted timer is published: \(h.journal.since(start))")
+        #expect(h.published(h.topic("idle", "state"), from: start).isEmpty)
+        // The next write, for anything, carries the shifted timer.
+        let next = h.journal.count
+        try await h.send(["action": "create", "timer": "other", "spec": ["kind": "stopwatch"]])
+        #expect(h.journal.since(next).contains { if case .write(let timers, _, _) = $0 { timers.contains("run") } else { false } },
+                "\(h.journal.since(next))")
+        // A restart (a crash now) finds the shifted anchors, and idle never started.
+        let again = try await h.restart(config: config)
+        await again.connect()
+        await again.pass(EventOutbox.checkWindowMs)  // its unacknowledged events hold it until then
+        #expect(again.state("run")?["ends_at_ms"]?.int64 == endsAt + 3_600_000)
+        #expect(again.state("idle")?["status"] == "idle")
+    }
+
     private func started(after list: JSONValue) -> JSONValue {
         .number(Double((list["timers"]?.array?.first?["revision"]?.int ?? 0) + 1))
     }
