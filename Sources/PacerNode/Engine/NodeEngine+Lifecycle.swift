@@ -11,8 +11,8 @@ extension NodeEngine {
     func restore() async {
         var output = EngineOutput()
         let now = clock.now()
-        clockSynchronized = ClockSync.isSynchronized()
-        if clockSynchronized == false {
+        info.clockSynchronized = ClockSync.isSynchronized()
+        if info.clockSynchronized == false {
             logger.warning("the system clock is not synchronised yet; restored timers are evaluated against it as it is (see docs/deployment.md for ordering after time-sync.target)")
         }
         let declared = Dictionary(configuration.timers.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
@@ -34,7 +34,7 @@ extension NodeEngine {
             do {
                 let spec = try TimerSpec(json: timer.spec, presets: configuration.presets)
                 let machine = try TimerMachine(id: timer.id, name: timer.name, spec: spec, settings: configuration.timerSettings)
-                timers[timer.id] = TimerEntry(machine: machine, restore: timer.restore, persistedRevision: -1)
+                timers.set(timer.id, .init(machine: machine, restore: timer.restore))
                 output.timerChanged(timer.id, events: [])
             } catch {
                 // The configuration was validated at load; this cannot happen unless it changed.
@@ -81,7 +81,7 @@ extension NodeEngine {
         }
         // An event the store already holds is ignored by its unique index, and restored events
         // reach the broker only through the outbox, so none is published twice.
-        timers[record.id] = TimerEntry(machine: machine, restore: policy, persistedRevision: record.revision)
+        timers.set(record.id, .init(machine: machine, restore: policy, persistedRevision: record.revision))
         output.timerChanged(record.id, events: events)
         if !events.isEmpty {
             logger.info("restored timer caught up", metadata: ["timer": "\(record.id)", "status": "\(machine.status.rawValue)", "events": "\(events.map(\.type.rawValue))"])
@@ -96,7 +96,7 @@ extension NodeEngine {
             logger.error("could not write the restored state; its events go out at the first connect", metadata: ["error": "\(error)"])
             // Written again with the next write; the events, not in the outbox, are published
             // from memory (before the states) at the first connect.
-            unwrittenTimers.formUnion(batch.upsertTimers.map(\.id))
+            timers.writeFailed(batch.upsertTimers.map(\.id))
             outbox.keepUnwritten(output.events.filter { !$0.isCue })
         }
     }

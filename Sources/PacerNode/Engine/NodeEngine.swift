@@ -19,48 +19,32 @@ enum EngineInput: Sendable {
 ///
 /// Commands, deadlines and connection changes arrive on one stream and are handled strictly
 /// in order by `run()`, so a command and a deadline never race. Everything the engine decides
-/// to write or publish goes through `commit(_:)` (NodeEngine+Output.swift): the store first
+/// to write or publish goes through `commit(_:now:)` (NodeEngine+Commit.swift): the store first
 /// (durable), then the broker.
 actor NodeEngine {
-    struct TimerEntry {
-        var machine: TimerMachine
-        var restore: RestorePolicy
-        /// The revision last written to the store.
-        var persistedRevision: Int
-        /// Last value published on each plain retained topic (only changes are republished).
-        var lastPlain: [String: String] = [:]
-    }
-
     let configuration: NodeConfiguration
     let topics: Topics
     let transport: any EngineTransport
     let store: (any EngineStore)?
     let logger: Logger
-    let version: String
     let parser: CommandParser
 
+    // The state, each part a type that owns its rules:
     var clock: NodeClock
-    var timers: [String: TimerEntry] = [:]
+    /// Every timer, with what the store and the broker last got of it (TimerTable.swift).
+    var timers = TimerTable()
+    /// Request ids answered in the dedup window, with their replies (PacerCore).
     var ledger: RequestLedger
+    /// Heart-rate readings and their staleness (HeartRateMonitor.swift).
     var heartRate: HeartRateMonitor
+    /// One deadline per timer, heart-rate source, outbox window and marks (DeadlineQueue.swift).
     var deadlines = DeadlineQueue()
-    /// Sources whose out-of-range readings were logged already (logged once each).
-    var loggedHeartRateProblems: Set<String> = []
-    var startedAtMs: Millis
-    var clockSynchronized: Bool?
-    /// Why the node runs without a database (reported in `info`), or nil.
-    let storageProblem: String?
-    /// The event outbox: the link as the engine took it, the check after a connect, the
-    /// delivery tokens and marks (EventOutbox.swift).
+    /// The link, the outbox check, delivery tokens and marks (EventOutbox.swift).
     var outbox = EventOutbox()
-    /// Timers whose last write failed: written with the next write, changed or not (their
-    /// `persistedRevision` was already moved when the failed batch was built).
-    var unwrittenTimers: Set<String> = []
-    /// When the history was last pruned (pruned at most hourly, after a write).
-    var lastPruneMs: Millis?
-    /// A wall-clock jump not yet applied to the stored request ids (rides on the next
-    /// successful write; see `StoreBatch.shiftRequestsMs`).
-    var unstoredRequestShiftMs: Millis = 0
+    /// What the retained `info` says (NodeInfo.swift).
+    var info: NodeInfo
+    /// Store work that rides on the next write or happens after one (pruning).
+    var upkeep = StoreUpkeep()
 
     /// Set by `finish()` (from any thread): the loop ends after the input in hand.
     let stopRequested = Atomic<Bool>(false)
@@ -78,18 +62,19 @@ actor NodeEngine {
     init(configuration: NodeConfiguration, transport: any EngineTransport, store: (any EngineStore)?, logger: Logger,
          storageProblem: String? = nil, clock: NodeClock = NodeClock(), version: String = PacerVersion.current,
          usesAlarm: Bool = true) {
-        self.storageProblem = storageProblem
         self.configuration = configuration
         self.topics = Topics(base: configuration.baseTopic)
         self.transport = transport
         self.store = store
         self.logger = logger
-        self.version = version
         self.clock = clock
         self.parser = CommandParser(maxPayloadBytes: configuration.limits.maxPayloadBytes)
         self.ledger = RequestLedger(windowMs: configuration.limits.dedupWindowMs)
         self.heartRate = HeartRateMonitor(settings: configuration.heartRate)
-        self.startedAtMs = clock.now()
+        self.info = NodeInfo(
+            version: version, nodeID: configuration.nodeID, baseTopic: configuration.baseTopic, startedAtMs: clock.now(),
+            clockSynchronized: nil, presets: Set(Presets.builtInNames).union(configuration.presets.keys).sorted(),
+            heartRateSources: configuration.heartRate.sources.map(\.name), storagePath: store?.path, storageProblem: storageProblem)
         let (stream, continuation) = AsyncStream<EngineInput>.makeStream()
         self.inputs = stream
         self.inputContinuation = continuation
@@ -166,29 +151,18 @@ actor NodeEngine {
     // MARK: - Deadlines
 
     func advanceTimer(_ id: String, now: Millis, into output: inout EngineOutput) {
-        guard var entry = timers[id] else { return }
-        let events = entry.machine.advance(to: now)
-        timers[id] = entry
+        guard let events = timers.update(id, { $0.advance(to: now) }) else { return }
         output.timerChanged(id, events: events)
         schedule(id)
     }
 
-    /// Sets the timer's one deadline from the core's `nextDeadline`.
-    ///
-    /// Asked from the instant the machine was last advanced to, not from now: a transition
-    /// that fell due since then (while the node was starting, or the loop was busy) is then due
-    /// at once, instead of being skipped and its events never emitted.
+    /// Sets the timer's one deadline (none once it is gone).
     func schedule(_ id: String) {
-        guard let entry = timers[id] else {
-            deadlines.set(.timer(id), at: nil)
-            return
-        }
-        let after = min(clock.now(), entry.machine.advancedToMs)
-        deadlines.set(.timer(id), at: entry.machine.nextDeadline(after: after))
+        deadlines.set(.timer(id), at: timers.nextDeadline(of: id, now: clock.now()))
     }
 
     func rescheduleAll() {
-        for id in timers.keys { schedule(id) }
+        for id in timers.ids { schedule(id) }
     }
 
     /// The earliest deadline the engine waits for (the in-process tests advance to it).
@@ -205,15 +179,12 @@ actor NodeEngine {
         guard let delta = clock.checkForJump() else { return }
         logger.warning("the wall clock jumped; running timers keep their remaining time and ends_at moves with the clock",
                        metadata: ["jump_ms": "\(delta)"])
-        for id in timers.keys {
-            timers[id]!.machine.shiftAnchors(by: delta)
-            output.timerChanged(id, events: [], forcePersist: true)
-        }
+        timers.shiftAnchors(by: delta)
+        for id in timers.ids { output.timerChanged(id, events: [], forcePersist: true) }
         // Everything else held in timeline instants moves too: what was 1 min ago still was.
         ledger.shiftTimes(by: delta)  // a retried request id stays a duplicate
-        unstoredRequestShiftMs = unstoredRequestShiftMs.saturatingAdd(delta)  // ... also after a restart
+        upkeep.shiftTimes(by: delta)  // ... also after a restart
         heartRate.shiftTimes(by: delta)  // a reading stays fresh as long as before
-        lastPruneMs = lastPruneMs.map { $0.saturatingAdd(delta) }
         deadlines.shift(by: delta)  // heart-rate staleness, the outbox check's window
         rescheduleAll()
     }

@@ -4,61 +4,6 @@ import Mosquitto
 import PacerCore
 import PacerStore
 
-/// What handling one input decided to write and publish. Built by the handlers, carried out
-/// by `NodeEngine.commit(_:)` — the one place where the node writes and publishes.
-struct EngineOutput {
-    struct Reply {
-        var topic: String
-        var body: JSONValue
-        var correlationData: [UInt8]?
-    }
-
-    /// Timers whose state may have changed, in first-touched order.
-    private(set) var changedTimers: [String] = []
-    private var changedSet: Set<String> = []
-    /// Timers to write even without a new revision: a clock jump moves an idle timer's
-    /// cursors without one. (A new timer needs no flag: it has never been written.)
-    private(set) var forcePersist: Set<String> = []
-    /// Events in the order they happened.
-    private(set) var events: [TimerEvent] = []
-    var deletedTimers: [String] = []
-    var replies: [Reply] = []
-    var requests: [RequestRecord] = []
-    var infoChanged = false
-    /// A (re)connect: publish every retained topic again.
-    var republishAll = false
-    /// The `.marks` deadline: write the acknowledged events' marks even without other writes.
-    var flushMarks = false
-    /// The outbox check can be decided (all retained states seen, or its window ended).
-    var settleOutbox = false
-    /// The outbox's actions for a link that went down (before anything else is published).
-    var linkActions: [EventOutbox.Action] = []
-    /// Undo information for a command: if its write fails, nothing it changed may stay.
-    var rollback: (timers: [String: NodeEngine.TimerEntry?], ledger: RequestLedger)?
-
-    mutating func timerChanged(_ id: String, events newEvents: [TimerEvent], forcePersist force: Bool = false) {
-        if changedSet.insert(id).inserted { changedTimers.append(id) }
-        if force { forcePersist.insert(id) }
-        events += newEvents
-    }
-
-    /// A command whose write failed: what it changed (`timers`, its request id) is dropped
-    /// and each reply becomes `error`; the rest of the input (a clock jump) stays.
-    mutating func refuse(_ timers: Set<String>, _ error: ReplyError) {
-        changedTimers.removeAll { timers.contains($0) }
-        changedSet.subtract(timers)
-        forcePersist.subtract(timers)
-        events.removeAll { timers.contains($0.timer) }
-        deletedTimers.removeAll { timers.contains($0) }
-        requests = []
-        replies = replies.map { reply in
-            var reply = reply
-            reply.body = NodeEngine.errorBody(id: reply.body.object?["id"] ?? .null, error)
-            return reply
-        }
-    }
-}
-
 extension NodeEngine {
     /// Writes, then publishes, what one input decided (store first: nothing is published or
     /// acknowledged before it is durable).
@@ -74,8 +19,8 @@ extension NodeEngine {
         if let store, !batch.isEmpty {
             do {
                 let result = try store.commit(batch)
-                unstoredRequestShiftMs -= batch.shiftRequestsMs
-                unwrittenTimers.subtract(batch.upsertTimers.map(\.id))
+                upkeep.requestShiftWritten(batch.shiftRequestsMs)
+                timers.written(batch.upsertTimers.map(\.id))
                 duplicates = Set(result.duplicates.map(EventKey.init))
                 for record in result.appended { written[EventKey(record)] = record }
             } catch {
@@ -87,12 +32,12 @@ extension NodeEngine {
                 // by a clock jump): it stays, is published, and is written with the next write.
                 let rolledBack = Set(output.rollback?.timers.keys.map { $0 } ?? [])
                 if let rollback = output.rollback {
-                    for (id, entry) in rollback.timers { timers[id] = entry }
+                    for (id, entry) in rollback.timers { timers.set(id, entry) }
                     ledger = rollback.ledger
                     for id in rolledBack { schedule(id) }
                     output.refuse(rolledBack, ReplyError(.storageFailure, "the node could not save the command (\(error)); nothing changed, try again"))
                 }
-                unwrittenTimers.formUnion(batch.upsertTimers.map(\.id).filter { !rolledBack.contains($0) })
+                timers.writeFailed(batch.upsertTimers.map(\.id).filter { !rolledBack.contains($0) })
             }
         }
 
@@ -136,16 +81,7 @@ extension NodeEngine {
     /// events into the outbox, deletions and request ids. Marks the timers as persisted.
     func makeBatch(_ output: EngineOutput, now: Millis) -> StoreBatch {
         var batch = StoreBatch()
-        // Timers whose last write failed are written with this one, changed or not.
-        let unwritten = unwrittenTimers.filter { !output.changedTimers.contains($0) }.sorted()
-        for id in output.changedTimers + unwritten {
-            guard var entry = timers[id] else { continue }
-            if entry.machine.revision != entry.persistedRevision || output.forcePersist.contains(id) || unwrittenTimers.contains(id) {
-                batch.upsertTimers.append(record(for: entry, now: now))
-                entry.persistedRevision = entry.machine.revision
-                timers[id] = entry
-            }
-        }
+        batch.upsertTimers = timers.records(changed: output.changedTimers, force: output.forcePersist, now: now)
         // Cues (countdown, halfway, alert) are published but not written: they would wear the
         // SD card and are never replayed after a restart anyway.
         batch.appendEvents = output.events.filter { !$0.isCue }.map { event in
@@ -153,7 +89,7 @@ extension NodeEngine {
                         dueMs: event.dueMs, atMs: event.atMs, payload: JSONCoding.encode(event.json), published: false)
         }
         batch.deleteTimers = output.deletedTimers
-        batch.shiftRequestsMs = unstoredRequestShiftMs
+        batch.shiftRequestsMs = upkeep.requestShiftMs
         batch.requests = output.requests
         if !batch.isEmpty || output.flushMarks { batch.markPublished = takeMarks() }
         return batch
@@ -169,15 +105,14 @@ extension NodeEngine {
         await publishInfo()
         for event in outbox.takeUnwritten() { await publishEvent(event) }
         // Timers with events in the outbox wait for the outbox check (see EventOutbox).
-        for id in timers.keys.sorted() where !outbox.isHolding(id) { await publishTimer(id, now: now, force: true) }
+        for id in timers.ids where !outbox.isHolding(id) { await publishTimer(id, now: now, force: true) }
     }
 
     /// Prunes old history and request ids, at most once an hour and only after a write (so an
     /// idle node never wakes up for it).
     func pruneIfDue(now: Millis) {
         guard let store else { return }
-        if let last = lastPruneMs, now - last < 3_600_000 { return }
-        lastPruneMs = now
+        guard upkeep.pruneIsDue(now: now) else { return }
         var policy = RetentionPolicy()
         policy.maxAgeMs = configuration.retention.historyMaxAgeMs
         policy.maxEvents = configuration.retention.historyMaxEvents
@@ -205,7 +140,6 @@ extension NodeEngine {
             return
         }
         let t = topics.timer(id)
-        if force { timers[id]?.lastPlain = [:] }
         await publish(to: t.state, JSONCoding.encode(snap.json), retain: true)
         let plain: [(String, String)] = [
             (t.remaining, String(snap.remainingSeconds)),
@@ -221,9 +155,7 @@ extension NodeEngine {
     }
 
     func publishPlain(_ id: String, topic: String, value: String, force: Bool) async {
-        guard timers[id] != nil, linkUp else { return }
-        if !force, timers[id]?.lastPlain[topic] == value { return }
-        timers[id]?.lastPlain[topic] = value
+        guard linkUp, timers.plainNeedsPublish(id, topic: topic, value: value, force: force) else { return }
         await publish(to: topic, Array(value.utf8), retain: true)
     }
 
@@ -233,32 +165,11 @@ extension NodeEngine {
     }
 
     func infoBody() -> JSONValue {
-        let list: [JSONValue] = timers.keys.sorted().map { id in
-            .object(["id": .string(id), "name": .string(timers[id]!.machine.name)])
-        }
-        var info: [String: JSONValue] = [
-            "version": .string(version),
-            "node": .string(configuration.nodeID),
-            "base_topic": .string(topics.base),
-            "timers": .array(list),
-            "capabilities": .array([
-                "interval", "rest", "countdown", "stopwatch", "program", "presets", "heart_rate",
-                "time_sync", "dedup", "if_revision", "start_at", "history", "mqtt5_response_topic",
-            ].map { .string($0) }),
-            "presets": .array(Set(Presets.builtInNames).union(configuration.presets.keys).sorted().map { .string($0) }),
-            "heart_rate_sources": .array(configuration.heartRate.sources.map { .string($0.name) }),
-            "started_at_ms": .int(startedAtMs),
-        ]
-        if let synced = clockSynchronized { info["clock_synchronized"] = .bool(synced) }
-        var storage: [String: JSONValue] = ["ok": .bool(store != nil)]
-        if let store { storage["path"] = .string(store.path) }
-        if let storageProblem { storage["error"] = .string(storageProblem) }
-        info["storage"] = .object(storage)
-        return .object(info)
+        info.json(timers: timers.ids.map { (id: $0, name: timers[$0]!.machine.name) })
     }
 
     /// A snapshot with the node's heart-rate fields filled in.
-    func snapshot(of entry: TimerEntry, now: Millis) -> TimerSnapshot {
+    func snapshot(of entry: TimerTable.Entry, now: Millis) -> TimerSnapshot {
         var snap = entry.machine.snapshot(at: now)
         if let reading = heartRate.current(heartRate.sourceName(for: entry.machine.spec.hrSource), now: now) {
             snap.hr = reading.bpm
@@ -266,14 +177,6 @@ extension NodeEngine {
             snap.hrZone = heartRate.zone(for: reading.bpm)
         }
         return snap
-    }
-
-    func record(for entry: TimerEntry, now: Millis) -> TimerRecord {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let blob = (try? Array(encoder.encode(entry.machine))) ?? []
-        return TimerRecord(id: entry.machine.id, machine: blob, revision: entry.machine.revision,
-                           restorePolicy: entry.restore.rawValue, updatedAtMs: now)
     }
 
     /// A timer event on its `event` topic (not retained).
@@ -314,20 +217,3 @@ extension NodeEngine {
     }
 }
 
-/// The identity of an event in the store (its unique key).
-struct EventKey: Hashable {
-    var timer: String
-    var type: String
-    var revision: Int
-    var dueMs: Millis
-}
-
-extension EventKey {
-    init(_ event: TimerEvent) {
-        self.init(timer: event.timer, type: event.type.rawValue, revision: event.revision, dueMs: event.dueMs)
-    }
-
-    init(_ record: EventRecord) {
-        self.init(timer: record.timer, type: record.type, revision: record.revision, dueMs: record.dueMs)
-    }
-}
