@@ -5,12 +5,14 @@ import PacerStore
 /// What the engine sends to the broker: the only MQTT calls it makes. `MQTTTransport` is the
 /// real one; the in-process tests record the calls instead (Tests/PacerNodeTests/Engine).
 ///
-/// Every publish is QoS 1: retained state, events and replies alike.
+/// Every publish is QoS 1: retained state, events and replies alike. The publishes run on the
+/// caller's executor (`nonisolated(nonsending)`, like the client's): the engine does not hop
+/// off its actor and back for each of the many publishes of one input.
 protocol EngineTransport: Sendable {
     /// Publishes and returns once the client has queued it.
-    func publish(to topic: String, payload: [UInt8], retain: Bool, properties: MQTTProperties) async throws(MQTTError)
+    nonisolated(nonsending) func publish(to topic: String, payload: [UInt8], retain: Bool, properties: MQTTProperties) async throws(MQTTError)
     /// Publishes an event of the outbox; `client.deliveries` reports the token on the broker's PUBACK.
-    func publishTracked(to topic: String, payload: [UInt8]) async throws(MQTTError) -> MQTTDeliveryToken
+    nonisolated(nonsending) func publishTracked(to topic: String, payload: [UInt8]) async throws(MQTTError) -> MQTTDeliveryToken
     func subscribe(to filter: String, qos: MQTTQoS) async throws(MQTTError)
     func unsubscribe(from filter: String) async throws(MQTTError)
 }
@@ -19,11 +21,11 @@ protocol EngineTransport: Sendable {
 struct MQTTTransport: EngineTransport {
     let client: MQTTClient
 
-    func publish(to topic: String, payload: [UInt8], retain: Bool, properties: MQTTProperties) async throws(MQTTError) {
+    nonisolated(nonsending) func publish(to topic: String, payload: [UInt8], retain: Bool, properties: MQTTProperties) async throws(MQTTError) {
         try await client.publish(to: topic, payload: payload, qos: .atLeastOnce, retain: retain, properties: properties)
     }
 
-    func publishTracked(to topic: String, payload: [UInt8]) async throws(MQTTError) -> MQTTDeliveryToken {
+    nonisolated(nonsending) func publishTracked(to topic: String, payload: [UInt8]) async throws(MQTTError) -> MQTTDeliveryToken {
         try await client.publishTracked(to: topic, payload: payload, qos: .atLeastOnce)
     }
 

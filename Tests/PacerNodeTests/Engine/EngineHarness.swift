@@ -61,11 +61,11 @@ final class RecordingTransport: EngineTransport {
 
     init(journal: Journal) { self.journal = journal }
 
-    func publish(to topic: String, payload: [UInt8], retain: Bool, properties: MQTTProperties) async throws(MQTTError) {
+    nonisolated(nonsending) func publish(to topic: String, payload: [UInt8], retain: Bool, properties: MQTTProperties) async throws(MQTTError) {
         journal.append(.publish(topic: topic, payload: payload, retain: retain))
     }
 
-    func publishTracked(to topic: String, payload: [UInt8]) async throws(MQTTError) -> MQTTDeliveryToken {
+    nonisolated(nonsending) func publishTracked(to topic: String, payload: [UInt8]) async throws(MQTTError) -> MQTTDeliveryToken {
         let token = nextToken.withLock { $0 += 1; return $0 }
         journal.append(.tracked(topic: topic, payload: payload, token: token))
         return MQTTDeliveryToken(rawValue: token)
