@@ -190,11 +190,6 @@ extension NodeEngine {
         case .revisionConflict: .revisionConflict
         case .invalidArgument: .invalidArgument
         case .invalidSpec: .invalidSpec
-        case .malformed: .badJSON
-        case .notFound: .unknownTimer
-        case .alreadyExists: .timerExists
-        case .limitExceeded: .tooManyTimers
-        case .internal: .storageFailure
         }
         return ReplyError(code, error.message)
     }

@@ -104,3 +104,37 @@ import Testing
         #expect(outbox.unmarked == [7, 8])
     }
 }
+
+/// One action vocabulary (issue 9): the word parser, the JSON parser and the help text all
+/// come from `TimerAction.allCases`.
+@Suite struct ActionVocabularyTests {
+    @Test(arguments: TimerAction.allCases)
+    func everyActionIsParsedAsItself(action: TimerAction) throws {
+        let parser = CommandParser()
+        var json: JSONValue = ["action": .string(action.rawValue)]
+        if action == .adjust { json = json.adding("seconds", 30) }
+        guard case .success(let command) = parser.parse(json.bytes, timerID: "t"),
+              case .timer(_, let operation, _, _) = command.request else {
+            Issue.record("\(action) is not parsed from JSON")
+            return
+        }
+        #expect(operation.kind == action)
+        let word = action == .adjust ? "+30" : action.rawValue
+        #expect(TimerOperation(word: word)?.kind == action, "\(word)")
+        #expect(TimerAction.words.contains(action == .adjust ? "+N" : action.rawValue))
+    }
+
+    @Test func limitsAreTheCoresOwn() {
+        let parser = CommandParser()
+        let over = TimerOperation.maxAdjustSeconds + 1
+        guard case .failure(let error) = parser.parse(Array("+\(over)".utf8), timerID: "t") else {
+            Issue.record("+\(over) was accepted")
+            return
+        }
+        #expect(error.code == .invalidArgument && error.message.contains("\(TimerOperation.maxAdjustSeconds)"))
+        guard case .success = parser.parse(Array("snooze \(TimerOperation.maxSnoozeSeconds)".utf8), timerID: "t") else {
+            Issue.record("the longest snooze was refused")
+            return
+        }
+    }
+}
