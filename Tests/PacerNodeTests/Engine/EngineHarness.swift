@@ -113,7 +113,8 @@ final class JournaledStore: EngineStore {
 
 /// Virtual time: a wall clock and a monotonic clock the test moves by hand.
 final class VirtualTime: Sendable {
-    private let clocks = Mutex((wall: Millis(1_800_000_000_000), mono: Millis(0)))
+    /// Starts at the real wall clock (so "in 30 days" means the same to the test and the engine).
+    private let clocks = Mutex((wall: NodeClock.systemWallClock(), mono: Millis(0)))
     var wall: Millis { clocks.withLock { $0.wall } }
     var mono: Millis { clocks.withLock { $0.mono } }
     /// Time passes: both clocks move.
@@ -174,6 +175,15 @@ struct EngineHarness {
             throw HarnessError("no reply to \(command): \(journal.since(start))")
         }
         return reply
+    }
+
+    /// Sends any payload on a `cmd` topic; returns every reply it got (one, unless broken).
+    func sendRaw(_ payload: [UInt8], timer: String?) async -> [JSONValue] {
+        let topic = timer.map { self.topic($0, "cmd") } ?? "\(base)/cmd"
+        let start = journal.count
+        await engine.handle(.message(MQTTMessage(topic: topic, payload: payload, qos: .atLeastOnce,
+                                                 properties: MQTTProperties(responseTopic: Self.replyTopic))))
+        return journal.since(start).filter { $0.topic == Self.replyTopic }.compactMap(\.json)
     }
 
     /// A retained message the broker sends on one of the node's topics.
