@@ -108,7 +108,8 @@ let package = Package(
         ),
         .testTarget(
             name: "PacerNodeTests",
-            dependencies: ["PacerNode", "Mosquitto", "PacerCore", "PacerStore", "PacerTestSupport"],
+            dependencies: ["PacerNode", "Mosquitto", "PacerCore", "PacerStore", "PacerTestSupport",
+                           .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

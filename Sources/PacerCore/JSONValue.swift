@@ -114,61 +114,73 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
 extension JSONValue: CustomStringConvertible {
     /// Compact JSON text with keys sorted (deterministic; for logs, messages and tests).
     public var description: String {
-        var out = ""
-        write(to: &out)
+        String(decoding: jsonBytes, as: UTF8.self)
+    }
+
+    /// Compact JSON as UTF-8 bytes, object keys sorted (identical values give identical
+    /// payloads, so an unchanged retained state is byte-for-byte the same), integral numbers
+    /// within ±2^53 without a fraction (`42`, not `42.0`), non-finite numbers as `null`. The
+    /// one JSON writer of Pacer: payloads, stored events and messages all use it.
+    public var jsonBytes: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        write(into: &out)
         return out
     }
 
-    func write(to out: inout String) {
+    /// Integral numbers below this magnitude are written without a fraction: the integers a
+    /// JSON reader with 64-bit floats (JavaScript) keeps exactly.
+    static let exactIntegerLimit: Double = 9_007_199_254_740_992
+
+    func write(into out: inout [UInt8]) {
         switch self {
-        case .null: out += "null"
-        case .bool(let value): out += value ? "true" : "false"
+        case .null: out += "null".utf8
+        case .bool(let value): out += (value ? "true" : "false").utf8
         case .number(let value):
-            if let integer = JSONValue.exactInt64(value) {
-                out += String(integer)
+            if value.rounded() == value, abs(value) < JSONValue.exactIntegerLimit {
+                out += String(Int64(value)).utf8
             } else if value.isFinite {
-                out += "\(value)"
+                out += value.description.utf8  // shortest round-trip form, e.g. 0.25, 1e-06
             } else {
-                out += "null"
+                out += "null".utf8  // JSON has no NaN or infinity
             }
-        case .string(let value): JSONValue.writeString(value, to: &out)
+        case .string(let value): JSONValue.writeString(value, into: &out)
         case .array(let elements):
-            out += "["
+            out.append(UInt8(ascii: "["))
             for (index, element) in elements.enumerated() {
-                if index > 0 { out += "," }
-                element.write(to: &out)
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                element.write(into: &out)
             }
-            out += "]"
+            out.append(UInt8(ascii: "]"))
         case .object(let members):
-            out += "{"
+            out.append(UInt8(ascii: "{"))
             for (index, key) in members.keys.sorted().enumerated() {
-                if index > 0 { out += "," }
-                JSONValue.writeString(key, to: &out)
-                out += ":"
-                members[key]!.write(to: &out)
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                JSONValue.writeString(key, into: &out)
+                out.append(UInt8(ascii: ":"))
+                members[key]!.write(into: &out)
             }
-            out += "}"
+            out.append(UInt8(ascii: "}"))
         }
     }
 
-    static func writeString(_ value: String, to out: inout String) {
-        out += "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
+    static func writeString(_ value: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out += "\\\"".utf8
+            case UInt8(ascii: "\\"): out += "\\\\".utf8
+            case 0x0A: out += "\\n".utf8
+            case 0x0D: out += "\\r".utf8
+            case 0x09: out += "\\t".utf8
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                out += "\\u00".utf8
+                out.append(hex[Int(byte >> 4)])
+                out.append(hex[Int(byte & 0xF)])
+            default: out.append(byte)
             }
         }
-        out += "\""
+        out.append(UInt8(ascii: "\""))
     }
 }

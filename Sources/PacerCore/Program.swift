@@ -158,16 +158,6 @@ public struct Program: Sendable, Equatable {
         }
         return low
     }
-
-    /// The segment running `offsetMs` after the start of an uninterrupted run from the
-    /// beginning (nil once the program is over, or the index of the open-ended segment
-    /// that stops the run). O(log n).
-    public func segmentIndex(atOffset offsetMs: Millis) -> Int? {
-        guard !segments.isEmpty, offsetMs >= 0 else { return segments.isEmpty ? nil : 0 }
-        let limit = firstOpenIndex(after: -1) ?? segments.count
-        let index = lastIndex(prefixAtMost: offsetMs, in: 0...limit)
-        return index < segments.count ? index : nil
-    }
 }
 
 extension Program: Codable {

@@ -1,3 +1,39 @@
+/// The actions a timer takes, by their word in the SPEC: the one list the core, the node's
+/// command parser and its help texts are built from.
+public enum TimerAction: String, Sendable, CaseIterable {
+    case start, pause, resume, toggle, cancel, reset, finish, skip, back, adjust, ack, snooze
+
+    /// The operation of an action that takes no argument (`pause`, `ack`, ...); nil for
+    /// `start`, `adjust` and `snooze`, which take some.
+    public var plainOperation: TimerOperation? {
+        switch self {
+        case .pause: .pause
+        case .resume: .resume
+        case .toggle: .toggle
+        case .cancel: .cancel
+        case .reset: .reset
+        case .finish: .finish
+        case .skip: .skip
+        case .back: .back
+        case .ack: .ack
+        case .start, .adjust, .snooze: nil
+        }
+    }
+
+    /// The plain words a timer's `cmd` topic takes, for help texts:
+    /// `start, restart, pause, …, ack, snooze, snooze N, +N, -N`.
+    public static var words: [String] {
+        allCases.flatMap { action -> [String] in
+            switch action {
+            case .start: ["start", "restart"]
+            case .adjust: []  // written +N / -N (or "adjust N"), listed last
+            case .snooze: ["snooze", "snooze N"]
+            default: [action.rawValue]
+            }
+        } + ["+N", "-N"]
+    }
+}
+
 /// What a command asks a timer to do.
 public enum TimerOperation: Sendable, Equatable {
     /// Start from the beginning. `spec` (when given) replaces the timer's spec; `startAt`
@@ -12,24 +48,31 @@ public enum TimerOperation: Sendable, Equatable {
 
     /// Snooze length when none is given (`snooze` as a plain word): 60 s.
     public static let defaultSnoozeSeconds = 60
+    /// The limit of `adjust` (either sign) and `snooze`: one day, in seconds. The core refuses
+    /// more, and the node's parser refuses it before the core sees it, with the same bound.
+    public static let maxAdjustSeconds = 86_400
+    public static let maxSnoozeSeconds = 86_400
 
-    /// The action word of the SPEC (`start`, `pause`, ..., `adjust`, `snooze`).
-    public var action: String {
+    /// The action of the SPEC this operation is.
+    public var kind: TimerAction {
         switch self {
-        case .start: "start"
-        case .pause: "pause"
-        case .resume: "resume"
-        case .toggle: "toggle"
-        case .cancel: "cancel"
-        case .reset: "reset"
-        case .finish: "finish"
-        case .skip: "skip"
-        case .back: "back"
-        case .ack: "ack"
-        case .adjust: "adjust"
-        case .snooze: "snooze"
+        case .start: .start
+        case .pause: .pause
+        case .resume: .resume
+        case .toggle: .toggle
+        case .cancel: .cancel
+        case .reset: .reset
+        case .finish: .finish
+        case .skip: .skip
+        case .back: .back
+        case .ack: .ack
+        case .adjust: .adjust
+        case .snooze: .snooze
         }
     }
+
+    /// The action word of the SPEC (`start`, `pause`, ..., `adjust`, `snooze`).
+    public var action: String { kind.rawValue }
 
     /// Parses a plain-word command of a timer's `cmd` topic: `start`, `pause`, `resume`,
     /// `toggle`, `cancel`, `reset`, `finish`, `skip`, `back`, `ack`, `snooze` (60 s),
@@ -52,20 +95,18 @@ public enum TimerOperation: Sendable, Equatable {
             self = .adjust(seconds: single.first == "-" ? -seconds : seconds)
             return
         }
-        switch single {
-        case "start": self = .start(spec: nil, startAt: nil, restart: false)
-        case "restart": self = .start(spec: nil, startAt: nil, restart: true)
-        case "pause": self = .pause
-        case "resume": self = .resume
-        case "toggle": self = .toggle
-        case "cancel": self = .cancel
-        case "reset": self = .reset
-        case "finish": self = .finish
-        case "skip": self = .skip
-        case "back": self = .back
-        case "ack": self = .ack
-        case "snooze": self = .snooze(seconds: TimerOperation.defaultSnoozeSeconds)
-        default: return nil
+        if single == "restart" {
+            self = .start(spec: nil, startAt: nil, restart: true)
+            return
+        }
+        guard let action = TimerAction(rawValue: String(single)) else { return nil }
+        switch action {
+        case .start: self = .start(spec: nil, startAt: nil, restart: false)
+        case .snooze: self = .snooze(seconds: TimerOperation.defaultSnoozeSeconds)
+        case .adjust: return nil  // needs its seconds
+        default:
+            guard let operation = action.plainOperation else { return nil }
+            self = operation
         }
     }
 }
@@ -104,16 +145,6 @@ public struct CommandError: Error, Sendable, Equatable, CustomStringConvertible 
         case invalidArgument = "invalid_argument"
         /// The spec does not validate.
         case invalidSpec = "invalid_spec"
-        /// Malformed command (not JSON, wrong types, unknown action) — for the node.
-        case malformed
-        /// Unknown timer — for the node.
-        case notFound = "not_found"
-        /// Timer id already in use — for the node.
-        case alreadyExists = "already_exists"
-        /// A node limit (too many timers, payload too large) — for the node.
-        case limitExceeded = "limit_exceeded"
-        /// Something went wrong inside the node (storage) — for the node.
-        case `internal`
     }
 
     public var code: Code

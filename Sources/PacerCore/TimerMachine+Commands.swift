@@ -296,10 +296,10 @@ extension TimerMachine {
         guard let duration = run.durationMs else {
             return refuse("adjust", hint: "the current segment is open-ended; skip or finish it instead")
         }
-        let maxSeconds = Int(Durations.maxMs / 1000)
+        let maxSeconds = TimerOperation.maxAdjustSeconds
         guard seconds != 0 else { return invalid("adjust needs a non-zero number of seconds, got 0") }
         guard seconds.magnitude <= maxSeconds else {
-            return invalid("adjust must be between -7 days and 7 days, got \(Durations.describe(Millis(clamping: seconds) * 1000))")
+            return invalid("adjust takes 1 to \(maxSeconds) seconds either way, got \(seconds)")
         }
         let delta = Millis(seconds) * 1000
         let segmentElapsed = (pausedAt ?? t) - run.segmentStartMs
@@ -345,9 +345,9 @@ extension TimerMachine {
         guard case .expired(let run, _) = state else {
             return refuse("snooze", hint: "only an expired timer can be snoozed")
         }
-        let maxSeconds = Int(Durations.maxMs / 1000)
+        let maxSeconds = TimerOperation.maxSnoozeSeconds
         guard seconds >= 1 && seconds <= maxSeconds else {
-            return invalid("snooze must be between 1 s and 7 days, got \(Durations.describe(Millis(clamping: seconds).multipliedReportingOverflow(by: 1000).partialValue))")
+            return invalid("snooze takes 1 to \(maxSeconds) seconds, got \(seconds)")
         }
         var snoozed = run
         snoozed.segmentStartMs = t

@@ -12,9 +12,6 @@ import Synchronization
 /// after its transaction has been fsynced to the WAL, so an accepted command
 /// survives a power cut once `apply` has returned. See docs/storage.md.
 public final class PacerDatabase: Sendable {
-    /// The database file name inside the data directory.
-    public static let fileName = DataDirectory.databaseName
-
     /// The path of the database file.
     public let path: String
     /// True for handles from `openReadOnly`: writes throw `StoreError.Kind.readOnly`.
@@ -371,8 +368,9 @@ public final class PacerDatabase: Sendable {
         }
     }
 
-    /// Sets one meta value (its own durable transaction).
-    public func setMeta(_ key: String, _ value: String) throws(StoreError) {
+    /// Sets one meta value (its own durable transaction). For the store's tests: the node
+    /// writes meta values only inside its batches.
+    func setMeta(_ key: String, _ value: String) throws(StoreError) {
         var batch = StoreBatch()
         batch.meta[key] = value
         try apply(batch)
@@ -427,7 +425,7 @@ public final class PacerDatabase: Sendable {
     }
 
     /// The processed request with this id, if it is still stored.
-    public func request(id: String) throws(StoreError) -> RequestRecord? {
+    func request(id: String) throws(StoreError) -> RequestRecord? {
         try read("cannot load request \(id)") { db in
             try Row.fetchOne(db, sql: "SELECT * FROM requests WHERE id = ?", arguments: [id]).map(Self.request)
         }
@@ -469,7 +467,7 @@ public final class PacerDatabase: Sendable {
     /// Whether an event of this timer, type and revision is stored (any dueMs),
     /// published or not. For exactly-once checks across restarts; pruned events
     /// are forgotten.
-    public func hasEvent(timer: String, type: String, revision: Int) throws(StoreError) -> Bool {
+    func hasEvent(timer: String, type: String, revision: Int) throws(StoreError) -> Bool {
         try read("cannot look up an event") { db in
             try Bool.fetchOne(db, sql: """
                 SELECT EXISTS (SELECT 1 FROM events WHERE timer = ? AND type = ? AND revision = ?)
@@ -478,7 +476,7 @@ public final class PacerDatabase: Sendable {
     }
 
     /// A meta value, or nil if never set.
-    public func meta(_ key: String) throws(StoreError) -> String? {
+    func meta(_ key: String) throws(StoreError) -> String? {
         try read("cannot read meta \(key)") { db in
             try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key])
         }

@@ -76,18 +76,36 @@ extension Pacer {
                 "version": "\(PacerVersion.current)", "node": "\(config.nodeID)", "base_topic": "\(config.baseTopic)",
                 "broker": "\(config.broker.url)", "mqtt": "\(config.broker.mqttVersion)", "data_dir": "\(config.dataDirectory)",
             ])
-            let node = PacerNodeService(configuration: config, logger: logger)
-            let group = ServiceGroup(configuration: .init(
-                services: [.init(service: node, successTerminationBehavior: .gracefullyShutdownGroup,
-                                 failureTerminationBehavior: .gracefullyShutdownGroup)],
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger))
+            let node: PacerNode
             do {
-                try await group.run()
+                node = try PacerNode(configuration: config, logger: logger)
             } catch {
                 logger.critical("\(error)")
                 throw ExitCode(1)
             }
+            // The engine loop and the broker connection in one group; on SIGTERM/SIGINT they
+            // stop in reverse order: the engine first, then the connection (offline, disconnect).
+            var groupConfiguration = ServiceGroupConfiguration(
+                services: node.services.map {
+                    .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup,
+                          failureTerminationBehavior: .gracefullyShutdownGroup)
+                },
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger)
+            // The escalation: a node that has not stopped 1.5 s after SIGTERM/SIGINT is
+            // cancelled, and one that still runs 0.4 s later is ended by the group (the node
+            // itself ends well before: see EngineService and MQTTConnectionService).
+            groupConfiguration.maximumGracefulShutdownDuration = .milliseconds(1_500)
+            groupConfiguration.maximumCancellationDuration = .milliseconds(400)
+            let group = ServiceGroup(configuration: groupConfiguration)
+            do {
+                try await group.run()
+            } catch {
+                logger.critical("\(error)")
+                node.close()
+                throw ExitCode(1)
+            }
+            node.close()
         }
     }
 

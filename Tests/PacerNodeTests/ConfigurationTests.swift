@@ -184,6 +184,14 @@ import Testing
         #expect(found.contains { $0.key == key }, "\(found.map(\.description))")
     }
 
+    @Test("timing.auto_dismiss: 0 is refused with a reason (it would finish an expired timer at once)")
+    func autoDismissZeroIsRefused() throws {
+        let found = try problems("timing: {auto_dismiss: 0}")
+        let problem = try #require(found.first { $0.key == "timing.auto_dismiss" }, "\(found.map(\.description))")
+        #expect(problem.reason.contains("at least 1s") && problem.reason.contains("at once"), "\(problem.reason)")
+        #expect(problem.line == 1)
+    }
+
     @Test func badFlagsAreReportedWithTheirName() throws {
         do {
             _ = try NodeConfiguration.load(flags: .init(broker: "ftp://x", node: "Bad Node"), environment: [:], hostname: "h")

@@ -100,13 +100,17 @@ import Testing
         #expect(clock.checkForJump() == nil)
     }
 
-    @Test func instantsMapBackToTheTimeline() {
-        var clock = NodeClock()
-        let now = clock.now()
-        let soon = clock.instant(for: now + 1_000)
-        let later = clock.instant(for: now + 2_000)
-        #expect(later - soon == .milliseconds(1_000))
-        _ = clock.checkForJump()
+    @Test func delaysFollowTheInjectedMonotonicClock() {
+        let mono = Mutex<Millis>(50)
+        var clock = NodeClock(wall: { 1_000_000 }, monotonic: { mono.withLock { $0 } })
+        #expect(clock.now() == 1_000_000)
+        #expect(clock.delay(until: 1_002_000) == .milliseconds(2_000))
+        mono.withLock { $0 += 500 }
+        #expect(clock.now() == 1_000_500)
+        #expect(clock.delay(until: 1_002_000) == .milliseconds(1_500))
+        #expect(clock.delay(until: 1_000_000) == .zero, "a past deadline is due at once")
+        // The wall clock stood still while the timeline moved 500 ms: under the threshold.
+        #expect(clock.checkForJump() == nil)
     }
 }
 

@@ -176,7 +176,14 @@ extension NodeConfiguration {
         let timing = r.mapping(top["timing"], key: "timing", known: ["lag_window", "cues", "alert_interval", "auto_dismiss", "back_window"])
         if let v = r.duration(timing["lag_window"], key: "timing.lag_window", range: 0...60_000) { timerSettings.lagWindowMs = v }
         if let v = r.duration(timing["alert_interval"], key: "timing.alert_interval", range: 1_000...3_600_000) { timerSettings.alertIntervalMs = v }
-        if let v = r.duration(timing["auto_dismiss"], key: "timing.auto_dismiss", range: 0...7 * 86_400_000) { timerSettings.autoDismissMs = v }
+        if let v = r.duration(timing["auto_dismiss"], key: "timing.auto_dismiss", range: 0...Durations.maxMs) {
+            if v < 1_000 {
+                r.fail("timing.auto_dismiss", timing["auto_dismiss"],
+                       "must be at least 1s (an expired timer alerts until acknowledged or until auto_dismiss has passed; \(Durations.describe(v)) would finish it at once), got \(Durations.describe(v))")
+            } else {
+                timerSettings.autoDismissMs = v
+            }
+        }
         if let v = r.duration(timing["back_window"], key: "timing.back_window", range: 0...60_000) { timerSettings.backWindowMs = v }
         if timing["cues"] != nil {
             var cues: [Int] = []
@@ -184,6 +191,11 @@ extension NodeConfiguration {
                 if let v = r.int(item, key: "timing.cues[\(i)]", range: 1...3600) { cues.append(v) }
             }
             timerSettings.cues = cues.sorted(by: >)
+        }
+        // The core's own check of its settings, on top of the ranges above (one set of limits).
+        do { try timerSettings.validate() } catch {
+            let key = error.field.replacingOccurrences(of: "_ms", with: "")
+            r.fail("timing.\(key)", timing[key], error.message)
         }
 
         let history = r.mapping(top["history"], key: "history", known: ["max_age", "max_events"])

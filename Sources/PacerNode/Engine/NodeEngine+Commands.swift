@@ -68,14 +68,14 @@ extension NodeEngine {
             switch parseSpec(specJSON).flatMap({ makeMachine(id: id, name: name ?? id, spec: $0) }) {
             case .failure(let error): return .failure(error)
             case .success(let machine):
-                timers[id] = TimerEntry(machine: machine, restore: .resume, persistedRevision: -1)
+                timers.set(id, .init(machine: machine, restore: .resume))
                 output.timerChanged(id, events: [])
                 output.infoChanged = true
                 schedule(id)
                 return .success(timerReply(id, now: now))
             }
         case .delete(let id):
-            guard timers.removeValue(forKey: id) != nil else {
+            guard timers.remove(id) else {
                 return .failure(unknownTimer(id))
             }
             deadlines.set(.timer(id), at: nil)
@@ -83,7 +83,7 @@ extension NodeEngine {
             output.infoChanged = true
             return .success(.object(["timer": .string(id), "deleted": .bool(true)]))
         case .list:
-            let list: [JSONValue] = timers.keys.sorted().map { id in
+            let list: [JSONValue] = timers.ids.map { id in
                 let s = snapshot(of: timers[id]!, now: now)
                 return .object([
                     "id": .string(id), "name": .string(s.name), "kind": .string(s.kind.rawValue),
@@ -122,7 +122,7 @@ extension NodeEngine {
             switch makeMachine(id: id, name: name ?? id, spec: newSpec) {
             case .failure(let error): return .failure(error)
             case .success(let machine):
-                timers[id] = TimerEntry(machine: machine, restore: .resume, persistedRevision: -1)
+                timers.set(id, .init(machine: machine, restore: .resume))
                 created = true
                 output.infoChanged = true
             }
@@ -139,12 +139,12 @@ extension NodeEngine {
         let result = entry.machine.handle(TimerCommand(operation: operation, at: command.at, ifRevision: command.ifRevision), now: now)
         switch result {
         case .success(let events):
-            timers[id] = entry
+            timers.set(id, entry)
             output.timerChanged(id, events: events)
             schedule(id)
             return .success(timerReply(id, now: now))
         case .failure(let error):
-            if created { timers[id] = nil; output.infoChanged = false }
+            if created { timers.set(id, nil); output.infoChanged = false }
             return .failure(Self.replyError(error))
         }
     }
@@ -190,11 +190,6 @@ extension NodeEngine {
         case .revisionConflict: .revisionConflict
         case .invalidArgument: .invalidArgument
         case .invalidSpec: .invalidSpec
-        case .malformed: .badJSON
-        case .notFound: .unknownTimer
-        case .alreadyExists: .timerExists
-        case .limitExceeded: .tooManyTimers
-        case .internal: .storageFailure
         }
         return ReplyError(code, error.message)
     }

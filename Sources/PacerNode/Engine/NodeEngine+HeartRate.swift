@@ -32,11 +32,11 @@ extension NodeEngine {
     }
 
     func timers(boundTo source: String) -> [String] {
-        timers.keys.sorted().filter { heartRate.sourceName(for: timers[$0]!.machine.spec.hrSource) == source }
+        timers.ids.filter { heartRate.sourceName(for: timers[$0]!.machine.spec.hrSource) == source }
     }
 
     private func logOnce(_ source: String, _ message: Logger.Message, _ detail: String) {
-        guard loggedHeartRateProblems.insert(source).inserted else { return }
+        guard heartRate.isFirstProblem(of: source) else { return }
         logger.warning(message, metadata: ["source": "\(source)", "value": "\(detail)"])
     }
 }

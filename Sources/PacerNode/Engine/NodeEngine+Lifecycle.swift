@@ -11,8 +11,8 @@ extension NodeEngine {
     func restore() async {
         var output = EngineOutput()
         let now = clock.now()
-        clockSynchronized = ClockSync.isSynchronized()
-        if clockSynchronized == false {
+        info.clockSynchronized = ClockSync.isSynchronized()
+        if info.clockSynchronized == false {
             logger.warning("the system clock is not synchronised yet; restored timers are evaluated against it as it is (see docs/deployment.md for ordering after time-sync.target)")
         }
         let declared = Dictionary(configuration.timers.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
@@ -34,7 +34,7 @@ extension NodeEngine {
             do {
                 let spec = try TimerSpec(json: timer.spec, presets: configuration.presets)
                 let machine = try TimerMachine(id: timer.id, name: timer.name, spec: spec, settings: configuration.timerSettings)
-                timers[timer.id] = TimerEntry(machine: machine, restore: timer.restore, persistedRevision: -1)
+                timers.set(timer.id, .init(machine: machine, restore: timer.restore))
                 output.timerChanged(timer.id, events: [])
             } catch {
                 // The configuration was validated at load; this cannot happen unless it changed.
@@ -81,7 +81,7 @@ extension NodeEngine {
         }
         // An event the store already holds is ignored by its unique index, and restored events
         // reach the broker only through the outbox, so none is published twice.
-        timers[record.id] = TimerEntry(machine: machine, restore: policy, persistedRevision: record.revision)
+        timers.set(record.id, .init(machine: machine, restore: policy, persistedRevision: record.revision))
         output.timerChanged(record.id, events: events)
         if !events.isEmpty {
             logger.info("restored timer caught up", metadata: ["timer": "\(record.id)", "status": "\(machine.status.rawValue)", "events": "\(events.map(\.type.rawValue))"])
@@ -92,12 +92,12 @@ extension NodeEngine {
     private func commitWithoutPublishing(_ output: EngineOutput) async {
         let batch = makeBatch(output, now: clock.now())
         guard let store, !batch.isEmpty else { return }
-        do { try store.apply(batch) } catch {
+        do { _ = try store.commit(batch) } catch {
             logger.error("could not write the restored state; its events go out at the first connect", metadata: ["error": "\(error)"])
             // Written again with the next write; the events, not in the outbox, are published
             // from memory (before the states) at the first connect.
-            for id in output.changedTimers { timers[id]?.persistedRevision = -1 }
-            unwrittenRestoreEvents += output.events.filter { !$0.isCue }
+            timers.writeFailed(batch.upsertTimers.map(\.id))
+            outbox.keepUnwritten(output.events.filter { !$0.isCue })
         }
     }
 
@@ -105,32 +105,17 @@ extension NodeEngine {
         switch event {
         case .connected(let sessionPresent):
             logger.info("connected to the broker", metadata: ["broker": "\(configuration.broker.url)", "session_present": "\(sessionPresent)"])
-            if linkUp { linkDown() }  // a new connection whose predecessor's end went unseen
-            linkUp = true
+            // A new connection whose predecessor's end went unseen is handled by the outbox too.
             output.republishAll = true
         case .disconnected(let reason):
             logger.warning("lost the broker connection; reconnecting", metadata: ["reason": "\(reason)"])
-            linkDown()
+            output.linkActions += outbox.linkDown()
         case .refused(let error):
             logger.error("the broker refused the connection", metadata: ["error": "\(error)"])
-            linkDown()
+            output.linkActions += outbox.linkDown()
         case .loopExited(let error):
             logger.critical("the MQTT network thread stopped", metadata: ["error": "\(error)"])
-            linkDown()
-        }
-    }
-
-    /// The connection ended: nothing more is handed to the client until the next
-    /// `.connected`, whose outbox check settles every event not yet marked.
-    private func linkDown() {
-        linkUp = false
-        // Events awaiting the broker's acknowledgement stay in `awaitingDelivery`: libmosquitto
-        // resends them after the reconnect, and their acknowledgement still marks them.
-        // An outbox check in progress is abandoned, never decided on half the retained states
-        // (or while disconnected); the next connect starts a new one from the store.
-        if outboxCheck != nil {
-            outboxCheck = nil
-            deadlines.set(.outbox, at: nil)
+            output.linkActions += outbox.linkDown()
         }
     }
 }

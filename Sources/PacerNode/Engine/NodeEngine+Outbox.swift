@@ -3,102 +3,109 @@ import Mosquitto
 import PacerCore
 import PacerStore
 
-/// The event outbox: transition events are written (unpublished) before they are
-/// published and marked published right after. A crash between the two leaves events
-/// whose fate is unknown. On the next connect the node reads its own retained `state`
-/// topics as the broker kept them: `commit` always publishes an input's events before the
-/// timer's state on the same connection, so a retained state with a revision at or past an
-/// event's revision proves that event reached the broker. Those are marked published; the
-/// others are published now. No event is published twice, and none is lost.
-///
-/// While the check runs, the retained topics of the timers with pending events are held
-/// back: publishing their new state first would make it "proof" for events that never
-/// reached the broker, and a crash before the check is decided would lose those events.
-struct OutboxCheck {
-    var pending: [EventRecord]
-    /// Timers with pending events: their retained topics wait until the check is decided.
-    var held: Set<String>
-    /// Timers with pending events whose retained state has not arrived yet.
-    var waiting: Set<String>
-    /// The highest retained state revision seen per timer.
-    var seen: [String: Int] = [:]
-}
-
+/// The engine's side of the `EventOutbox`: feeding it and carrying out its actions.
 extension NodeEngine {
-    /// How long to wait for the broker's retained states before deciding.
-    static let outboxCheckWindowMs: Millis = 1_500
-
     var stateFilter: String { "\(topics.base)/timers/+/state" }
 
+    /// Whether the engine has taken the broker connection's `.connected` (and not yet its
+    /// end). Everything the engine publishes follows this, not the client's own flag: between
+    /// a CONNACK and the engine handling it, a state must not reach the broker before the
+    /// outbox check has started, or it would count as proof for events never sent. It cannot
+    /// change in the middle of an input, so an event and its state are published together
+    /// or held back together.
+    var linkUp: Bool { outbox.isLinkUp }
+
+    /// A new connection: marks what the broker acknowledged, reads the store's outbox and
+    /// starts the check (subscribing before anything is republished, so the broker sends the
+    /// retained states of the previous run before our new ones replace them).
     func beginOutboxCheck(now: Millis) async {
-        guard let store, outboxCheck == nil else { return }
-        // Events the broker already acknowledged are delivered: marked before the check reads
-        // the outbox, so it never publishes them again.
-        writeMarks(takeMarkable(), to: store)
-        let pending: [EventRecord]
-        do { pending = try store.unpublishedEvents() } catch {
-            logger.error("could not read the event outbox", metadata: ["error": "\(error)"])
-            return
+        var pending: [EventRecord] = []
+        if let store {
+            // Events the broker already acknowledged are delivered: marked before the check
+            // reads the outbox, so it never publishes them again.
+            writeMarks(takeMarks(), to: store)
+            do { pending = try store.unpublishedEvents() } catch {
+                logger.error("could not read the event outbox", metadata: ["error": "\(error)"])
+            }
         }
-        guard !pending.isEmpty else { return }
-        outboxCheck = OutboxCheck(pending: pending, held: Set(pending.map(\.timer)), waiting: Set(pending.map(\.timer)))
-        do {
-            try await client.subscribe(to: stateFilter, qos: .atMostOnce)
-        } catch {
-            logger.warning("could not read back the retained states; publishing the outbox as is", metadata: ["error": "\(error)"])
-        }
-        deadlines.set(.outbox, at: now + Self.outboxCheckWindowMs)
+        await perform(outbox.connected(pending: pending, now: now), now: now)
+    }
+
+    /// The acknowledged events to mark published in the write about to be made; clears the
+    /// `.marks` deadline.
+    func takeMarks() -> [Int64] {
+        deadlines.set(.marks, at: nil)
+        return outbox.takeMarks()
     }
 
     /// Marks events published in a write of their own (the outbox check cannot wait for one).
-    private func writeMarks(_ seqs: [Int64], to store: PacerDatabase) {
+    private func writeMarks(_ seqs: [Int64], to store: any EngineStore) {
         guard !seqs.isEmpty else { return }
         var marks = StoreBatch()
         marks.markPublished = seqs
-        do { try store.apply(marks) } catch {
+        do { _ = try store.commit(marks) } catch {
             logger.error("could not mark events as published", metadata: ["error": "\(error)"])
         }
     }
 
-    /// A message on one of our own `state` topics during the outbox check.
+    /// A message on one of our own `state` topics: during the outbox check, a retained state.
     func retainedState(_ message: MQTTMessage, timer id: String, now: Millis, into output: inout EngineOutput) {
-        guard message.retain, var check = outboxCheck else { return }
-        if case .number(let revision)? = JSONCoding.decode(message.payload)?["revision"] {
-            check.seen[id] = max(check.seen[id] ?? -1, Int(revision))
+        guard message.retain else { return }
+        var revision: Int?
+        if case .number(let value)? = JSONCoding.decode(message.payload)?["revision"] { revision = Int(value) }
+        if outbox.retainedState(timer: id, revision: revision) { output.settleOutbox = true }
+    }
+
+    /// The broker acknowledged a tracked publish: the event reached it, so it is marked
+    /// published in the next write (or at the `.marks` deadline). Unmarked until then, a
+    /// restart settles it by the outbox check, which is right either way.
+    func deliveryReported(_ report: MQTTDeliveryReport, now: Millis) async {
+        switch outbox.delivered(token: report.token, accepted: report.isAccepted, now: now) {
+        case .unknown:
+            return
+        case .refused(let seq):
+            logger.error("the broker refused an event; it stays in the outbox and is retried at the next connect",
+                         metadata: ["seq": "\(seq)", "reason": "\(report.reasonCode)"])
+        case .accepted(let actions):
+            await perform(actions, now: now)
         }
-        check.waiting.remove(id)
-        outboxCheck = check
-        if check.waiting.isEmpty { output.resolveOutbox = true }
     }
 
-    /// Whether the timer's retained topics are held back until the outbox check is decided.
-    func isHeldByOutbox(_ id: String) -> Bool {
-        outboxCheck?.held.contains(id) ?? false
-    }
-
-    /// Publishes the pending events that did not reach the broker, then the retained topics
-    /// held back for them, and marks all of them published.
-    func resolveOutbox(now: Millis) async {
-        guard linkUp, let check = outboxCheck, let store else { return }
-        outboxCheck = nil
-        deadlines.set(.outbox, at: nil)
-        var resent: [Int64] = []
-        var delivered: [Int64] = []
-        for event in check.pending {
-            guard let seq = event.seq else { continue }
-            if (check.seen[event.timer] ?? -1) < event.revision {
-                await publishWrittenEvent(topics.timer(event.timer).event, event.payload, seq: seq)
-                resent.append(seq)
-            } else {
-                delivered.append(seq)
+    /// Carries out the outbox's actions, in order.
+    func perform(_ actions: [EventOutbox.Action], now: Millis) async {
+        for action in actions {
+            switch action {
+            case .subscribeToStates:
+                do { try await transport.subscribe(to: stateFilter, qos: .atMostOnce) } catch {
+                    logger.warning("could not read back the retained states; publishing the outbox as is", metadata: ["error": "\(error)"])
+                }
+            case .publish(let record):
+                guard let seq = record.seq else { continue }
+                await publishWrittenEvent(topics.timer(record.timer).event, record.payload, seq: seq)
+            case .mark(let seqs):
+                if let store { writeMarks(seqs, to: store) }
+            case .release(let timers):
+                for id in timers { await publishTimer(id, now: now, force: true) }
+            case .unsubscribeFromStates:
+                do { try await transport.unsubscribe(from: stateFilter) } catch {
+                    logger.debug("unsubscribe failed", metadata: ["error": "\(error)"])
+                }
+            case .windowEnds(let at):
+                deadlines.set(.outbox, at: at)
+            case .marksDue(let at):
+                deadlines.set(.marks, at: at)
             }
         }
-        for id in check.held.sorted() { await publishTimer(id, now: now, force: true) }
-        // Proven delivered: marked now. Published now: marked on the broker's acknowledgement.
-        writeMarks(delivered, to: store)
-        logger.info("event outbox settled", metadata: ["published": "\(resent.count)", "already_delivered": "\(delivered.count)"])
-        do { try await client.unsubscribe(from: stateFilter) } catch {
-            logger.debug("unsubscribe failed", metadata: ["error": "\(error)"])
-        }
+    }
+
+    /// Decides the outbox check: publishes the pending events that did not reach the broker,
+    /// then the retained topics held back for them, and marks the proven ones.
+    func settleOutbox(now: Millis) async {
+        let actions = outbox.settle()
+        guard !actions.isEmpty else { return }
+        await perform(actions, now: now)
+        let published = actions.filter { if case .publish = $0 { true } else { false } }.count
+        let proven = actions.reduce(0) { if case .mark(let seqs) = $1 { $0 + seqs.count } else { $0 } }
+        logger.info("event outbox settled", metadata: ["published": "\(published)", "already_delivered": "\(proven)"])
     }
 }

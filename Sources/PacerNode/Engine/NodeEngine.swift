@@ -3,6 +3,7 @@ import Logging
 import Mosquitto
 import PacerCore
 import PacerStore
+import Synchronization
 
 /// What the engine loop handles, one at a time, in arrival order.
 enum EngineInput: Sendable {
@@ -18,81 +19,66 @@ enum EngineInput: Sendable {
 ///
 /// Commands, deadlines and connection changes arrive on one stream and are handled strictly
 /// in order by `run()`, so a command and a deadline never race. Everything the engine decides
-/// to write or publish goes through `commit(_:)` (NodeEngine+Output.swift): the store first
+/// to write or publish goes through `commit(_:now:)` (NodeEngine+Commit.swift): the store first
 /// (durable), then the broker.
 actor NodeEngine {
-    struct TimerEntry {
-        var machine: TimerMachine
-        var restore: RestorePolicy
-        /// The revision last written to the store.
-        var persistedRevision: Int
-        /// Last value published on each plain retained topic (only changes are republished).
-        var lastPlain: [String: String] = [:]
-    }
-
     let configuration: NodeConfiguration
     let topics: Topics
-    let client: MQTTClient
-    let store: PacerDatabase?
+    let transport: any EngineTransport
+    let store: (any EngineStore)?
     let logger: Logger
-    let version: String
     let parser: CommandParser
 
+    // The state, each part a type that owns its rules:
     var clock: NodeClock
-    var timers: [String: TimerEntry] = [:]
+    /// Every timer, with what the store and the broker last got of it (TimerTable.swift).
+    var timers = TimerTable()
+    /// Request ids answered in the dedup window, with their replies (PacerCore).
     var ledger: RequestLedger
+    /// Heart-rate readings and their staleness (HeartRateMonitor.swift).
     var heartRate: HeartRateMonitor
+    /// One deadline per timer, heart-rate source, outbox window and marks (DeadlineQueue.swift).
     var deadlines = DeadlineQueue()
-    /// Sources whose out-of-range readings were logged already (logged once each).
-    var loggedHeartRateProblems: Set<String> = []
-    var startedAtMs: Millis
-    var clockSynchronized: Bool?
-    /// Why the node runs without a database (reported in `info`), or nil.
-    let storageProblem: String?
-    /// The outbox check in progress after a (re)connect, if any.
-    var outboxCheck: OutboxCheck?
-    /// Whether the engine has taken the broker connection's `.connected` (and not yet its
-    /// end). Everything the engine publishes follows this, not the client's own flag: between
-    /// a CONNACK and the engine handling it, a state must not reach the broker before the
-    /// outbox check has started, or it would count as proof for events never sent. It cannot
-    /// change in the middle of an input, so an event and its state are published together
-    /// or held back together.
-    var linkUp = false
-    /// Events of the restore whose write failed: published from memory at the first connect.
-    var unwrittenRestoreEvents: [TimerEvent] = []
-    /// When the history was last pruned (pruned at most hourly, after a write).
-    var lastPruneMs: Millis?
-    /// A wall-clock jump not yet applied to the stored request ids (rides on the next
-    /// successful write; see `StoreBatch.shiftRequestsMs`).
-    var unstoredRequestShiftMs: Millis = 0
-    /// Written events published with a delivery token, awaiting the broker's acknowledgement.
-    var awaitingDelivery: [MQTTDeliveryToken: Int64] = [:]
-    /// Events the broker acknowledged, not yet marked published in the store (marked in the
-    /// next write, or by the `.marks` deadline at the latest).
-    var deliveredUnmarked: [Int64] = []
+    /// The link, the outbox check, delivery tokens and marks (EventOutbox.swift).
+    var outbox = EventOutbox()
+    /// What the retained `info` says (NodeInfo.swift).
+    var info: NodeInfo
+    /// Store work that rides on the next write or happens after one (pruning).
+    var upkeep = StoreUpkeep()
 
+    /// Set by `finish()` (from any thread): the loop ends after the input in hand.
+    let stopRequested = Atomic<Bool>(false)
     let inputs: AsyncStream<EngineInput>
     let inputContinuation: AsyncStream<EngineInput>.Continuation
-    let alarm: DeadlineAlarm
 
-    init(configuration: NodeConfiguration, client: MQTTClient, store: PacerDatabase?, logger: Logger,
-         storageProblem: String? = nil, clock: NodeClock = NodeClock(), version: String = PacerVersion.current) {
-        self.storageProblem = storageProblem
+    /// Wakes the loop at the earliest deadline; nil when a test drives time by hand.
+    let alarm: DeadlineAlarm?
+
+    /// - Parameters:
+    ///   - transport: the broker side (`MQTTTransport` over the client, or a recording one).
+    ///   - store: the database, or nil when the node runs without one.
+    ///   - clock: the node's timeline (wall + monotonic, both injectable).
+    ///   - usesAlarm: false when a test feeds `.deadline` inputs itself (virtual time).
+    init(configuration: NodeConfiguration, transport: any EngineTransport, store: (any EngineStore)?, logger: Logger,
+         storageProblem: String? = nil, clock: NodeClock = NodeClock(), version: String = PacerVersion.current,
+         usesAlarm: Bool = true) {
         self.configuration = configuration
         self.topics = Topics(base: configuration.baseTopic)
-        self.client = client
+        self.transport = transport
         self.store = store
         self.logger = logger
-        self.version = version
         self.clock = clock
         self.parser = CommandParser(maxPayloadBytes: configuration.limits.maxPayloadBytes)
         self.ledger = RequestLedger(windowMs: configuration.limits.dedupWindowMs)
         self.heartRate = HeartRateMonitor(settings: configuration.heartRate)
-        self.startedAtMs = clock.now()
+        self.info = NodeInfo(
+            version: version, nodeID: configuration.nodeID, baseTopic: configuration.baseTopic, startedAtMs: clock.now(),
+            clockSynchronized: nil, presets: Set(Presets.builtInNames).union(configuration.presets.keys).sorted(),
+            heartRateSources: configuration.heartRate.sources.map(\.name), storagePath: store?.path, storageProblem: storageProblem)
         let (stream, continuation) = AsyncStream<EngineInput>.makeStream()
         self.inputs = stream
         self.inputContinuation = continuation
-        self.alarm = DeadlineAlarm { continuation.yield(.deadline) }
+        self.alarm = usesAlarm ? DeadlineAlarm { continuation.yield(.deadline) } : nil
     }
 
     /// Hands an input to the loop (safe from any task or thread).
@@ -100,8 +86,11 @@ actor NodeEngine {
         inputContinuation.yield(input)
     }
 
-    /// Ends the loop after the inputs already queued.
+    /// Ends the loop after the input in hand; inputs still queued are dropped (a command among
+    /// them was never answered, so nothing acknowledged is lost), so a shutdown does not wait
+    /// for a burst of queued commands to be written one by one.
     nonisolated func finish() {
+        stopRequested.store(true, ordering: .releasing)
         inputContinuation.finish()
     }
 
@@ -109,12 +98,15 @@ actor NodeEngine {
     func run() async {
         rescheduleAll()
         for await input in inputs {
+            if stopRequested.load(ordering: .acquiring) { break }
             await handle(input)
         }
-        alarm.cancel()
+        alarm?.cancel()
     }
 
-    private func handle(_ input: EngineInput) async {
+    /// Handles one input: decide, then `commit` (write, then publish). The loop calls it for
+    /// each input in order; the in-process tests call it directly.
+    func handle(_ input: EngineInput) async {
         var output = EngineOutput()
         checkClock(&output)
         let now = clock.now()
@@ -122,7 +114,7 @@ actor NodeEngine {
         case .message(let message):
             route(message, now: now, into: &output)
         case .delivered(let report):
-            deliveryReported(report)
+            await deliveryReported(report, now: now)
         case .connection(let event):
             connectionChanged(event, now: now, into: &output)
         case .deadline:
@@ -130,7 +122,7 @@ actor NodeEngine {
                 switch owner {
                 case .timer(let id): advanceTimer(id, now: now, into: &output)
                 case .heartRate(let source): heartRateWentStale(source, now: now, into: &output)
-                case .outbox: output.resolveOutbox = true
+                case .outbox: output.settleOutbox = true
                 case .marks: output.flushMarks = true
                 }
             }
@@ -159,33 +151,27 @@ actor NodeEngine {
     // MARK: - Deadlines
 
     func advanceTimer(_ id: String, now: Millis, into output: inout EngineOutput) {
-        guard var entry = timers[id] else { return }
-        let events = entry.machine.advance(to: now)
-        timers[id] = entry
+        guard let events = timers.update(id, { $0.advance(to: now) }) else { return }
         output.timerChanged(id, events: events)
         schedule(id)
     }
 
-    /// Sets the timer's one deadline from the core's `nextDeadline`.
-    ///
-    /// Asked from the instant the machine was last advanced to, not from now: a transition
-    /// that fell due since then (while the node was starting, or the loop was busy) is then due
-    /// at once, instead of being skipped and its events never emitted.
+    /// Sets the timer's one deadline (none once it is gone).
     func schedule(_ id: String) {
-        guard let entry = timers[id] else {
-            deadlines.set(.timer(id), at: nil)
-            return
-        }
-        let after = min(clock.now(), entry.machine.advancedToMs)
-        deadlines.set(.timer(id), at: entry.machine.nextDeadline(after: after))
+        deadlines.set(.timer(id), at: timers.nextDeadline(of: id, now: clock.now()))
     }
 
     func rescheduleAll() {
-        for id in timers.keys { schedule(id) }
+        for id in timers.ids { schedule(id) }
     }
 
+    /// The earliest deadline the engine waits for (the in-process tests advance to it).
+    func nextDeadline() -> Millis? { deadlines.earliest() }
+
     private func armAlarm() {
-        alarm.arm(at: deadlines.earliest().map { clock.instant(for: $0) })
+        guard let alarm else { return }
+        let earliest = deadlines.earliest()
+        alarm.arm(at: earliest, after: earliest.map { clock.delay(until: $0) } ?? .zero)
     }
 
     /// Detects a wall-clock step and moves every running timer's anchors with it.
@@ -193,15 +179,12 @@ actor NodeEngine {
         guard let delta = clock.checkForJump() else { return }
         logger.warning("the wall clock jumped; running timers keep their remaining time and ends_at moves with the clock",
                        metadata: ["jump_ms": "\(delta)"])
-        for id in timers.keys {
-            timers[id]!.machine.shiftAnchors(by: delta)
-            output.timerChanged(id, events: [], forcePersist: true)
-        }
+        timers.shiftAnchors(by: delta)
+        for id in timers.ids { output.timerChanged(id, events: [], forcePersist: true) }
         // Everything else held in timeline instants moves too: what was 1 min ago still was.
         ledger.shiftTimes(by: delta)  // a retried request id stays a duplicate
-        unstoredRequestShiftMs = unstoredRequestShiftMs.saturatingAdd(delta)  // ... also after a restart
+        upkeep.shiftTimes(by: delta)  // ... also after a restart
         heartRate.shiftTimes(by: delta)  // a reading stays fresh as long as before
-        lastPruneMs = lastPruneMs.map { $0.saturatingAdd(delta) }
         deadlines.shift(by: delta)  // heart-rate staleness, the outbox check's window
         rescheduleAll()
     }

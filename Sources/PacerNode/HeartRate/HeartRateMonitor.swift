@@ -25,6 +25,8 @@ struct HeartRateMonitor {
     let settings: HeartRateSettings
     private(set) var readings: [String: Reading] = [:]
     private let sourceByTopic: [String: HeartRateSource]
+    /// Sources whose unusable readings were logged already (logged once each).
+    private var loggedProblems: Set<String> = []
 
     init(settings: HeartRateSettings) {
         self.settings = settings
@@ -33,7 +35,10 @@ struct HeartRateMonitor {
         sourceByTopic = byTopic
     }
 
-    var topics: [String] { settings.sources.map(\.topic) }
+    /// Whether this is the first unusable reading of `source` (the caller logs only that one).
+    mutating func isFirstProblem(of source: String) -> Bool {
+        loggedProblems.insert(source).inserted
+    }
 
     /// The source a timer reads: its `hr_source`, else the first configured source.
     func sourceName(for bound: String?) -> String? {

@@ -7,7 +7,7 @@ enum DeadlineOwner: Hashable, Sendable {
     case timer(String)
     case heartRate(String)
     case outbox
-    /// Acknowledged events to mark published (see `NodeEngine.markFlushDelayMs`).
+    /// Acknowledged events to mark published (see `EventOutbox.markDelayMs`).
     case marks
 }
 

@@ -14,19 +14,25 @@ public import PacerCore
 public struct NodeClock: Sendable {
     /// Reads the wall clock in epoch ms (injectable for tests).
     public typealias WallClock = @Sendable () -> Millis
+    /// Reads a monotonic clock in ms from an arbitrary origin (injectable for tests: the
+    /// in-process engine harness drives both clocks by hand).
+    public typealias MonotonicClock = @Sendable () -> Millis
 
     private let wall: WallClock
-    private let monotonic = ContinuousClock()
+    private let monotonic: MonotonicClock
     private var anchorWall: Millis
-    private var anchorMono: ContinuousClock.Instant
+    private var anchorMono: Millis
     /// A wall clock that differs from the timeline by more than this is a jump.
     public var jumpThresholdMs: Millis
 
-    public init(wall: @escaping WallClock = NodeClock.systemWallClock, jumpThresholdMs: Millis = 1_000) {
+    public init(wall: @escaping WallClock = NodeClock.systemWallClock,
+                monotonic: @escaping MonotonicClock = NodeClock.systemMonotonicClock,
+                jumpThresholdMs: Millis = 1_000) {
         self.wall = wall
+        self.monotonic = monotonic
         self.jumpThresholdMs = jumpThresholdMs
         anchorWall = wall()
-        anchorMono = monotonic.now
+        anchorMono = monotonic()
     }
 
     /// The system wall clock (`CLOCK_REALTIME`) in epoch ms.
@@ -36,20 +42,27 @@ public struct NodeClock: Sendable {
         return Millis(ts.tv_sec) * 1000 + Millis(ts.tv_nsec) / 1_000_000
     }
 
-    /// Now on the node's timeline, in epoch ms.
-    public func now() -> Millis {
-        anchorWall + Self.milliseconds(anchorMono.duration(to: monotonic.now))
+    /// The system monotonic clock in ms (`CLOCK_BOOTTIME`, like `ContinuousClock` on Linux: it counts a suspend).
+    public static let systemMonotonicClock: MonotonicClock = {
+        var ts = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &ts)
+        return Millis(ts.tv_sec) * 1000 + Millis(ts.tv_nsec) / 1_000_000
     }
 
-    /// The monotonic instant at which the timeline reaches `ms` (for sleeping until a deadline).
-    public func instant(for ms: Millis) -> ContinuousClock.Instant {
-        anchorMono.advanced(by: .milliseconds(ms - anchorWall))
+    /// Now on the node's timeline, in epoch ms.
+    public func now() -> Millis {
+        anchorWall + (monotonic() - anchorMono)
+    }
+
+    /// How long from now until the timeline reaches `ms` (for sleeping until a deadline).
+    public func delay(until ms: Millis) -> Duration {
+        .milliseconds(max(0, ms - now()))
     }
 
     /// Re-anchors on the wall clock when it moved away from the timeline; returns the step in ms.
     public mutating func checkForJump() -> Millis? {
-        let monoNow = monotonic.now
-        let expected = anchorWall + Self.milliseconds(anchorMono.duration(to: monoNow))
+        let monoNow = monotonic()
+        let expected = anchorWall + (monoNow - anchorMono)
         let actual = wall()
         let delta = actual - expected
         guard abs(delta) > jumpThresholdMs else { return nil }

@@ -66,7 +66,7 @@ public struct CommandParser: Sendable {
         self.maxPayloadBytes = maxPayloadBytes
     }
 
-    static let timerActions = ["start", "pause", "resume", "toggle", "cancel", "reset", "finish", "skip", "back", "adjust", "ack", "snooze"]
+    static let timerActions = TimerAction.allCases.map(\.rawValue)
     static let nodeActions = ["create", "delete", "list", "time", "history"]
     /// Keys every command may carry besides its own arguments.
     static let commonKeys: Set<String> = ["action", "id", "at", "if_revision", "timer"]
@@ -118,14 +118,14 @@ public struct CommandParser: Sendable {
             return .success(NodeCommand(request: .delete(id: timer)))
         }
         guard let operation = TimerOperation(word: text) else {
-            let words = "start, restart, pause, resume, toggle, cancel, reset, finish, skip, back, ack, snooze, snooze N, delete, +N, -N"
+            let words = (TimerAction.words.dropLast(2) + ["delete"] + TimerAction.words.suffix(2)).joined(separator: ", ")
             return .failure(.init(.unknownAction, "unknown command '\(text.prefix(40))'; send one of \(words), or JSON"))
         }
         switch operation {
-        case .adjust(let seconds) where seconds == 0 || abs(seconds) > 86_400:
-            return .failure(.init(.invalidArgument, "adjust takes 1 to 86400 seconds, got \(seconds)"))
-        case .snooze(let seconds) where !(1...86_400).contains(seconds):
-            return .failure(.init(.invalidArgument, "snooze takes 1 to 86400 seconds, got \(seconds)"))
+        case .adjust(let seconds) where seconds == 0 || seconds.magnitude > TimerOperation.maxAdjustSeconds:
+            return .failure(.init(.invalidArgument, "adjust takes 1 to \(TimerOperation.maxAdjustSeconds) seconds, got \(seconds)"))
+        case .snooze(let seconds) where !(1...TimerOperation.maxSnoozeSeconds).contains(seconds):
+            return .failure(.init(.invalidArgument, "snooze takes 1 to \(TimerOperation.maxSnoozeSeconds) seconds, got \(seconds)"))
         default:
             return .success(NodeCommand(request: .timer(id: timer, operation: operation, spec: nil, name: nil)))
         }
@@ -167,6 +167,10 @@ public struct CommandParser: Sendable {
             return NodeCommand(requestID: requestID, at: at, ifRevision: ifRevision, request: request)
         }
 
+        if let plain = TimerAction(rawValue: action)?.plainOperation {
+            return try command(.timer(id: try requireTimer(), operation: plain, spec: nil, name: nil), allowed: [])
+        }
+        let maxAdjust = Int64(TimerOperation.maxAdjustSeconds)
         switch action {
         case "start":
             let id = try requireTimer()
@@ -189,19 +193,13 @@ public struct CommandParser: Sendable {
             }
             return try command(.timer(id: id, operation: .start(spec: nil, startAt: startAt, restart: restart), spec: spec, name: name),
                                allowed: ["spec", "name", "restart", "start_at"])
-        case "pause", "resume", "toggle", "cancel", "reset", "finish", "skip", "back", "ack":
-            let operations: [String: TimerOperation] = [
-                "pause": .pause, "resume": .resume, "toggle": .toggle, "cancel": .cancel, "reset": .reset,
-                "finish": .finish, "skip": .skip, "back": .back, "ack": .ack,
-            ]
-            return try command(.timer(id: try requireTimer(), operation: operations[action]!, spec: nil, name: nil), allowed: [])
         case "adjust":
-            guard let seconds = try Self.optionalInt(o, "seconds", range: -86_400...86_400), seconds != 0 else {
-                throw ReplyError(.invalidArgument, "\"adjust\" needs \"seconds\": a whole number from -86400 to 86400 other than 0, e.g. {\"action\":\"adjust\",\"seconds\":30}")
+            guard let seconds = try Self.optionalInt(o, "seconds", range: -maxAdjust...maxAdjust), seconds != 0 else {
+                throw ReplyError(.invalidArgument, "\"adjust\" needs \"seconds\": a whole number from -\(maxAdjust) to \(maxAdjust) other than 0, e.g. {\"action\":\"adjust\",\"seconds\":30}")
             }
             return try command(.timer(id: try requireTimer(), operation: .adjust(seconds: Int(seconds)), spec: nil, name: nil), allowed: ["seconds"])
         case "snooze":
-            let seconds = try Self.optionalInt(o, "seconds", range: 1...86_400).map(Int.init) ?? Self.defaultSnoozeSeconds
+            let seconds = try Self.optionalInt(o, "seconds", range: 1...Int64(TimerOperation.maxSnoozeSeconds)).map(Int.init) ?? Self.defaultSnoozeSeconds
             return try command(.timer(id: try requireTimer(), operation: .snooze(seconds: seconds), spec: nil, name: nil), allowed: ["seconds"])
         case "create":
             let id = try requireTimer()

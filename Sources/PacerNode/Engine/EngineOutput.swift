@@ -1,0 +1,75 @@
+import PacerCore
+import PacerStore
+
+/// What handling one input decided to write and publish. Built by the handlers, carried out
+/// by `NodeEngine.commit(_:)` — the one place where the node writes and publishes.
+struct EngineOutput {
+    struct Reply {
+        var topic: String
+        var body: JSONValue
+        var correlationData: [UInt8]?
+    }
+
+    /// Timers whose state may have changed, in first-touched order.
+    private(set) var changedTimers: [String] = []
+    private var changedSet: Set<String> = []
+    /// Timers to write even without a new revision: a clock jump moves an idle timer's
+    /// cursors without one. (A new timer needs no flag: it has never been written.)
+    private(set) var forcePersist: Set<String> = []
+    /// Events in the order they happened.
+    private(set) var events: [TimerEvent] = []
+    var deletedTimers: [String] = []
+    var replies: [Reply] = []
+    var requests: [RequestRecord] = []
+    var infoChanged = false
+    /// A (re)connect: publish every retained topic again.
+    var republishAll = false
+    /// The `.marks` deadline: write the acknowledged events' marks even without other writes.
+    var flushMarks = false
+    /// The outbox check can be decided (all retained states seen, or its window ended).
+    var settleOutbox = false
+    /// The outbox's actions for a link that went down (before anything else is published).
+    var linkActions: [EventOutbox.Action] = []
+    /// Undo information for a command: if its write fails, nothing it changed may stay.
+    var rollback: (timers: [String: TimerTable.Entry?], ledger: RequestLedger)?
+
+    mutating func timerChanged(_ id: String, events newEvents: [TimerEvent], forcePersist force: Bool = false) {
+        if changedSet.insert(id).inserted { changedTimers.append(id) }
+        if force { forcePersist.insert(id) }
+        events += newEvents
+    }
+
+    /// A command whose write failed: what it changed (`timers`, its request id) is dropped
+    /// and each reply becomes `error`; the rest of the input (a clock jump) stays.
+    mutating func refuse(_ timers: Set<String>, _ error: ReplyError) {
+        changedTimers.removeAll { timers.contains($0) }
+        changedSet.subtract(timers)
+        forcePersist.subtract(timers)
+        events.removeAll { timers.contains($0.timer) }
+        deletedTimers.removeAll { timers.contains($0) }
+        requests = []
+        replies = replies.map { reply in
+            var reply = reply
+            reply.body = NodeEngine.errorBody(id: reply.body.object?["id"] ?? .null, error)
+            return reply
+        }
+    }
+}
+
+/// The identity of an event in the store (its unique key).
+struct EventKey: Hashable {
+    var timer: String
+    var type: String
+    var revision: Int
+    var dueMs: Millis
+}
+
+extension EventKey {
+    init(_ event: TimerEvent) {
+        self.init(timer: event.timer, type: event.type.rawValue, revision: event.revision, dueMs: event.dueMs)
+    }
+
+    init(_ record: EventRecord) {
+        self.init(timer: record.timer, type: record.type, revision: record.revision, dueMs: record.dueMs)
+    }
+}

@@ -1,0 +1,56 @@
+import Mosquitto
+import PacerCore
+import PacerStore
+
+/// What the engine sends to the broker: the only MQTT calls it makes. `MQTTTransport` is the
+/// real one; the in-process tests record the calls instead (Tests/PacerNodeTests/Engine).
+///
+/// Every publish is QoS 1: retained state, events and replies alike. The publishes run on the
+/// caller's executor (`nonisolated(nonsending)`, like the client's): the engine does not hop
+/// off its actor and back for each of the many publishes of one input.
+protocol EngineTransport: Sendable {
+    /// Publishes and returns once the client has queued it.
+    nonisolated(nonsending) func publish(to topic: String, payload: [UInt8], retain: Bool, properties: MQTTProperties) async throws(MQTTError)
+    /// Publishes an event of the outbox; `client.deliveries` reports the token on the broker's PUBACK.
+    nonisolated(nonsending) func publishTracked(to topic: String, payload: [UInt8]) async throws(MQTTError) -> MQTTDeliveryToken
+    func subscribe(to filter: String, qos: MQTTQoS) async throws(MQTTError)
+    func unsubscribe(from filter: String) async throws(MQTTError)
+}
+
+/// The engine's transport over the real client.
+struct MQTTTransport: EngineTransport {
+    let client: MQTTClient
+
+    nonisolated(nonsending) func publish(to topic: String, payload: [UInt8], retain: Bool, properties: MQTTProperties) async throws(MQTTError) {
+        try await client.publish(to: topic, payload: payload, qos: .atLeastOnce, retain: retain, properties: properties)
+    }
+
+    nonisolated(nonsending) func publishTracked(to topic: String, payload: [UInt8]) async throws(MQTTError) -> MQTTDeliveryToken {
+        try await client.publishTracked(to: topic, payload: payload, qos: .atLeastOnce)
+    }
+
+    func subscribe(to filter: String, qos: MQTTQoS) async throws(MQTTError) {
+        try await client.subscribe(to: filter, qos: qos)
+    }
+
+    func unsubscribe(from filter: String) async throws(MQTTError) {
+        try await client.unsubscribe(from: filter)
+    }
+}
+
+/// What the engine reads from and writes to SQLite: the only store methods the node uses.
+/// `PacerDatabase` is the real one; tests wrap it to fail on demand.
+protocol EngineStore: Sendable {
+    /// The database file (reported in `info`).
+    var path: String { get }
+    /// Writes a batch in one transaction; returns the new events with their seqs.
+    func commit(_ batch: StoreBatch) throws(StoreError) -> StoreCommit
+    func loadTimers() throws(StoreError) -> [TimerRecord]
+    func loadRequests(sinceMs: Int64) throws(StoreError) -> [RequestRecord]
+    /// The outbox: events written and not yet marked published, in seq order.
+    func unpublishedEvents() throws(StoreError) -> [EventRecord]
+    func history(_ query: HistoryQuery) throws(StoreError) -> [EventRecord]
+    func prune(_ policy: RetentionPolicy, nowMs: Int64) throws(StoreError) -> PruneResult
+}
+
+extension PacerDatabase: EngineStore {}

@@ -1,0 +1,219 @@
+import Foundation
+import Logging
+import Mosquitto
+import PacerCore
+import PacerStore
+
+extension NodeEngine {
+    /// Writes, then publishes, what one input decided (store first: nothing is published or
+    /// acknowledged before it is durable).
+    /// - Parameter now: the instant the input was handled at; snapshots are taken at it.
+    func commit(_ output: EngineOutput, now: Millis) async {
+        var output = output
+        let batch = makeBatch(output, now: now)
+
+        /// Events the store already held (a replay): never published a second time.
+        var duplicates: Set<EventKey> = []
+        /// Events written to the outbox by this commit, with their seqs.
+        var written: [EventKey: EventRecord] = [:]
+        if let store, !batch.isEmpty {
+            do {
+                let result = try store.commit(batch)
+                upkeep.requestShiftWritten(batch.shiftRequestsMs)
+                timers.written(batch.upsertTimers.map(\.id))
+                duplicates = Set(result.duplicates.map(EventKey.init))
+                for record in result.appended { written[EventKey(record)] = record }
+            } catch {
+                logger.error("could not write to the database; the change is not applied", metadata: ["error": "\(error)"])
+                // The marks it carried wait for the next write.
+                await perform(outbox.awaitMark(batch.markPublished, now: now), now: now)
+                // A command's change is undone (its timer, the ledger) and refused. Everything
+                // else the input changed did happen (a transition on the clock, anchors moved
+                // by a clock jump): it stays, is published, and is written with the next write.
+                let rolledBack = Set(output.rollback?.timers.keys.map { $0 } ?? [])
+                if let rollback = output.rollback {
+                    for (id, entry) in rollback.timers { timers.set(id, entry) }
+                    ledger = rollback.ledger
+                    for id in rolledBack { schedule(id) }
+                    output.refuse(rolledBack, ReplyError(.storageFailure, "the node could not save the command (\(error)); nothing changed, try again"))
+                }
+                timers.writeFailed(batch.upsertTimers.map(\.id).filter { !rolledBack.contains($0) })
+            }
+        }
+
+        await perform(output.linkActions, now: now)
+        if output.republishAll { await publishEverything(now: now) }
+        // While disconnected, events are not handed to the client's in-memory queue, where a
+        // crash during a long outage would lose them: the written ones stay in the outbox,
+        // whose check publishes them on the next connect; cues are for a moment that passes
+        // (a beep due now), so they are dropped. Only a transition that could not be written
+        // is queued in memory, its best remaining chance.
+        let connected = linkUp
+        for event in output.events {
+            let key = EventKey(event)
+            if duplicates.contains(key) { continue }
+            if let record = written[key] {
+                // Published now, or kept: in the store while disconnected, or behind its
+                // timer's older pending events while the outbox check runs.
+                if let publish = outbox.written(record) { await perform([publish], now: now) }
+                continue
+            }
+            if !connected && event.isCue { continue }
+            await publishEvent(event)
+        }
+        for id in output.deletedTimers {
+            for topic in topics.timer(id).retained { await publish(to: topic, [], retain: true) }
+        }
+        if !output.republishAll {
+            for id in output.changedTimers where !outbox.isHolding(id) { await publishTimer(id, now: now, force: false) }
+            if output.infoChanged { await publishInfo() }
+        }
+        for reply in output.replies {
+            var properties = MQTTProperties.none
+            if let correlation = reply.correlationData { properties.correlationData = correlation }
+            await publish(to: reply.topic, JSONCoding.encode(reply.body), retain: false, properties: properties)
+        }
+        if output.settleOutbox { await settleOutbox(now: now) }
+        if !batch.isEmpty { pruneIfDue(now: now) }
+    }
+
+    /// The store writes of an output: changed timers (when their revision moved), transition
+    /// events into the outbox, deletions and request ids. Marks the timers as persisted.
+    func makeBatch(_ output: EngineOutput, now: Millis) -> StoreBatch {
+        var batch = StoreBatch()
+        batch.upsertTimers = timers.records(changed: output.changedTimers, force: output.forcePersist, now: now)
+        // Cues (countdown, halfway, alert) are published but not written: they would wear the
+        // SD card and are never replayed after a restart anyway.
+        batch.appendEvents = output.events.filter { !$0.isCue }.map { event in
+            EventRecord(seq: nil, timer: event.timer, type: event.type.rawValue, revision: event.revision,
+                        dueMs: event.dueMs, atMs: event.atMs, payload: JSONCoding.encode(event.json), published: false)
+        }
+        batch.deleteTimers = output.deletedTimers
+        batch.shiftRequestsMs = upkeep.requestShiftMs
+        batch.requests = output.requests
+        if !batch.isEmpty || output.flushMarks { batch.markPublished = takeMarks() }
+        return batch
+    }
+
+    /// Publishes `status`, `info` and every timer's retained topics — on every (re)connect —
+    /// and starts the outbox check for events written but not yet published.
+    func publishEverything(now: Millis) async {
+        // Subscribe before republishing: the broker then sends the retained states of the
+        // previous run before our new ones replace them.
+        await beginOutboxCheck(now: now)
+        await publish(to: topics.status, Array("online".utf8), retain: true)
+        await publishInfo()
+        for event in outbox.takeUnwritten() { await publishEvent(event) }
+        // Timers with events in the outbox wait for the outbox check (see EventOutbox).
+        for id in timers.ids where !outbox.isHolding(id) { await publishTimer(id, now: now, force: true) }
+    }
+
+    /// Prunes old history and request ids, at most once an hour and only after a write (so an
+    /// idle node never wakes up for it).
+    func pruneIfDue(now: Millis) {
+        guard let store else { return }
+        guard upkeep.pruneIsDue(now: now) else { return }
+        var policy = RetentionPolicy()
+        policy.maxAgeMs = configuration.retention.historyMaxAgeMs
+        policy.maxEvents = configuration.retention.historyMaxEvents
+        policy.requestWindowMs = configuration.limits.dedupWindowMs
+        do {
+            _ = try store.prune(policy, nowMs: now)
+        } catch {
+            logger.warning("could not prune the history", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// The retained `state` JSON and every plain topic whose value changed (all with `force`).
+    ///
+    /// Skipped while disconnected: every retained topic is republished on the next connect, so
+    /// queueing a stale value per second would only fill the client's offline queue.
+    func publishTimer(_ id: String, now: Millis, force: Bool) async {
+        guard let entry = timers[id], linkUp else { return }
+        let snap = snapshot(of: entry, now: now)
+        // A transition fell due that the machine has not taken yet (its wake-up is queued
+        // behind this input). A state showing it must not reach the broker before the
+        // transition's events are written and published: the outbox takes a retained state as
+        // proof of its events. Take it at once; the state goes out with its events then.
+        guard snap.revision == entry.machine.revision else {
+            deadlines.set(.timer(id), at: now)
+            return
+        }
+        let t = topics.timer(id)
+        await publish(to: t.state, JSONCoding.encode(snap.json), retain: true)
+        let plain: [(String, String)] = [
+            (t.remaining, String(snap.remainingSeconds)),
+            (t.display, snap.display),
+            (t.phase, snap.phase.rawValue),
+            (t.round, String(snap.round)),
+            (t.rounds, String(snap.rounds)),
+            (t.hr, snap.hr.map(String.init) ?? ""),
+        ]
+        for (topic, value) in plain {
+            await publishPlain(id, topic: topic, value: value, force: force)
+        }
+    }
+
+    func publishPlain(_ id: String, topic: String, value: String, force: Bool) async {
+        guard linkUp, timers.plainNeedsPublish(id, topic: topic, value: value, force: force) else { return }
+        await publish(to: topic, Array(value.utf8), retain: true)
+    }
+
+    func publishInfo() async {
+        guard linkUp else { return }  // republished on connect
+        await publish(to: topics.info, JSONCoding.encode(infoBody()), retain: true)
+    }
+
+    func infoBody() -> JSONValue {
+        info.json(timers: timers.ids.map { (id: $0, name: timers[$0]!.machine.name) })
+    }
+
+    /// A snapshot with the node's heart-rate fields filled in.
+    func snapshot(of entry: TimerTable.Entry, now: Millis) -> TimerSnapshot {
+        var snap = entry.machine.snapshot(at: now)
+        if let reading = heartRate.current(heartRate.sourceName(for: entry.machine.spec.hrSource), now: now) {
+            snap.hr = reading.bpm
+            snap.hrAgeMs = now - reading.atMs
+            snap.hrZone = heartRate.zone(for: reading.bpm)
+        }
+        return snap
+    }
+
+    /// A timer event on its `event` topic (not retained).
+    func publishEvent(_ event: TimerEvent) async {
+        await publish(to: topics.timer(event.timer).event, JSONCoding.encode(event.json), retain: false)
+    }
+
+    /// A written event (its outbox `seq`), published with a delivery token: the broker's
+    /// acknowledgement marks it published (`deliveryReported`).
+    func publishWrittenEvent(_ topic: String, _ payload: [UInt8], seq: Int64) async {
+        do {
+            let token = try await transport.publishTracked(to: topic, payload: payload)
+            outbox.sent(seq: seq, token: token)
+        } catch {
+            publishFailed(topic, error)
+        }
+    }
+
+    /// One publish; failures are logged, never fatal (the client keeps QoS 1 publishes made
+    /// while disconnected, and everything retained is republished on reconnect).
+    func publish(to topic: String, _ payload: [UInt8], retain: Bool, properties: MQTTProperties = .none) async {
+        do {
+            try await transport.publish(to: topic, payload: payload, retain: retain, properties: properties)
+        } catch {
+            publishFailed(topic, error)
+        }
+    }
+
+    private func publishFailed(_ topic: String, _ error: MQTTError) {
+        // Expected while the link is down (retained topics are republished on connect);
+        // otherwise a message was lost (e.g. the client's offline queue is full): say so.
+        let level: Logger.Level = linkUp ? .warning : .debug
+        logger.log(level: level, "publish failed", metadata: ["topic": "\(topic)", "error": "\(error)"])
+    }
+
+    static func errorBody(id: JSONValue, _ error: ReplyError) -> JSONValue {
+        .object(["id": id, "ok": .bool(false), "error": .object(["code": .string(error.code.rawValue), "message": .string(error.message)])])
+    }
+}
+

@@ -1,0 +1,111 @@
+import Foundation
+import PacerCore
+import PacerStore
+
+/// Every timer the node owns, with what the store and the broker last got of each.
+///
+/// The engine changes a timer only through this table, so the rules that keep the store and
+/// the retained topics in step live here: a timer is written when its revision moved (or it
+/// must be, after a clock jump or a failed write), and a plain retained topic is republished
+/// only when its value changed.
+struct TimerTable {
+    struct Entry {
+        var machine: TimerMachine
+        var restore: RestorePolicy
+        /// The revision last written to the store (-1: never written).
+        fileprivate(set) var persistedRevision: Int
+        /// Last value published on each plain retained topic (only changes are republished).
+        fileprivate var lastPlain: [String: String] = [:]
+
+        init(machine: TimerMachine, restore: RestorePolicy, persistedRevision: Int = -1) {
+            self.machine = machine
+            self.restore = restore
+            self.persistedRevision = persistedRevision
+        }
+    }
+
+    private var entries: [String: Entry] = [:]
+    /// Timers whose last write failed: written with the next write, changed or not.
+    private var unwritten: Set<String> = []
+
+    var count: Int { entries.count }
+    /// The timer ids, sorted (the order of `info` and `list`).
+    var ids: [String] { entries.keys.sorted() }
+    subscript(id: String) -> Entry? { entries[id] }
+
+    /// Adds (or, for a rollback, puts back or removes) a timer.
+    mutating func set(_ id: String, _ entry: Entry?) {
+        entries[id] = entry
+    }
+
+    mutating func remove(_ id: String) -> Bool {
+        entries.removeValue(forKey: id) != nil
+    }
+
+    /// Changes one timer's machine; nil when there is no such timer.
+    mutating func update<R>(_ id: String, _ change: (inout TimerMachine) -> R) -> R? {
+        guard entries[id] != nil else { return nil }
+        return change(&entries[id]!.machine)
+    }
+
+    /// Moves every timer's anchors by a wall-clock step (their remaining time is unchanged).
+    mutating func shiftAnchors(by delta: Millis) {
+        for id in entries.keys { entries[id]!.machine.shiftAnchors(by: delta) }
+    }
+
+    /// The timer's one deadline, from the core's `nextDeadline`.
+    ///
+    /// Asked from the instant the machine was last advanced to, not from now: a transition
+    /// that fell due since then (while the node was starting, or the loop was busy) is then due
+    /// at once, instead of being skipped and its events never emitted.
+    func nextDeadline(of id: String, now: Millis) -> Millis? {
+        guard let machine = entries[id]?.machine else { return nil }
+        return machine.nextDeadline(after: min(now, machine.advancedToMs))
+    }
+
+    // MARK: Retained plain topics
+
+    /// Whether `value` must be published on the plain topic (changed, or `force`); remembers it.
+    mutating func plainNeedsPublish(_ id: String, topic: String, value: String, force: Bool) -> Bool {
+        guard entries[id] != nil else { return false }
+        if !force, entries[id]!.lastPlain[topic] == value { return false }
+        entries[id]!.lastPlain[topic] = value
+        return true
+    }
+
+    // MARK: Persistence
+
+    /// The records to write for `changed` (and every timer whose last write failed): those
+    /// whose revision moved, those in `force`. Counts them as written; `writeFailed` undoes that.
+    mutating func records(changed: [String], force: Set<String>, now: Millis) -> [TimerRecord] {
+        var records: [TimerRecord] = []
+        let retry = unwritten.filter { !changed.contains($0) }.sorted()
+        for id in changed + retry {
+            guard var entry = entries[id] else { continue }
+            if entry.machine.revision != entry.persistedRevision || force.contains(id) || unwritten.contains(id) {
+                records.append(Self.record(for: entry, now: now))
+                entry.persistedRevision = entry.machine.revision
+                entries[id] = entry
+            }
+        }
+        return records
+    }
+
+    /// The write of these timers succeeded.
+    mutating func written(_ ids: [String]) {
+        unwritten.subtract(ids)
+    }
+
+    /// The write of these timers failed: they are written with the next write.
+    mutating func writeFailed(_ ids: [String]) {
+        unwritten.formUnion(ids)
+    }
+
+    private static func record(for entry: Entry, now: Millis) -> TimerRecord {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let blob = (try? Array(encoder.encode(entry.machine))) ?? []
+        return TimerRecord(id: entry.machine.id, machine: blob, revision: entry.machine.revision,
+                           restorePolicy: entry.restore.rawValue, updatedAtMs: now)
+    }
+}

@@ -1,0 +1,208 @@
+import Foundation
+public import Logging
+import Mosquitto
+import PacerCore
+import PacerStore
+public import ServiceLifecycle
+
+/// The node: its store opened, its MQTT client made, its engine built. Run its `services`
+/// in one `ServiceGroup` (in that order: on shutdown the engine stops first, then the
+/// connection publishes `offline` and disconnects), then `close()` it.
+public struct PacerNode: Sendable {
+    public let configuration: NodeConfiguration
+    let logger: Logger
+    let store: PacerDatabase?
+    let client: MQTTClient
+    let engine: NodeEngine
+
+    /// Why the node stopped when it could not go on.
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Opens the store and makes the client; connects nothing yet.
+    /// - Throws: `Failure` when another node holds the data directory, the database is of a
+    ///   newer Pacer, or the MQTT client cannot be set up.
+    public init(configuration: NodeConfiguration, logger: Logger) throws {
+        self.configuration = configuration
+        self.logger = logger
+        let topics = Topics(base: configuration.baseTopic)
+        let (store, storageProblem) = try Self.openStore(configuration, logger: logger)
+        self.store = store
+        do {
+            client = try MQTTClient(configuration: Self.mqttConfiguration(configuration, topics: topics))
+        } catch {
+            try? store?.close()
+            throw Failure(description: "cannot set up the MQTT client: \(error)")
+        }
+        engine = NodeEngine(configuration: configuration, transport: MQTTTransport(client: client), store: store, logger: logger,
+                            storageProblem: storageProblem)
+    }
+
+    /// The node's services, in start order: the broker connection, then the engine loop.
+    public var services: [any Service] {
+        [MQTTConnectionService(configuration: configuration, client: client, engine: engine, logger: logger),
+         EngineService(engine: engine, client: client)]
+    }
+
+    /// Closes the store (after the services ended).
+    public func close() {
+        try? store?.close()
+        logger.info("stopped")
+    }
+
+    /// Opens the database. A directory that cannot be used does not stop the node (that would
+    /// only make systemd restart it in a loop): it runs without durability, says so loudly in
+    /// the log and in `info`, and keeps timing. Another node on the same directory is fatal.
+    private static func openStore(_ configuration: NodeConfiguration, logger: Logger) throws -> (PacerDatabase?, String?) {
+        do {
+            let (database, recovery) = try PacerDatabase.open(directory: configuration.dataDirectory)
+            if let recovery { logger.error("\(recovery)") }
+            logger.info("database open", metadata: ["path": "\(database.path)"])
+            return (database, nil)
+        } catch where error.kind == .locked || error.kind == .schema {
+            throw Failure(description: "\(error)")
+        } catch {
+            logger.critical("running WITHOUT a database: timers will not survive a restart", metadata: ["error": "\(error)"])
+            return (nil, error.description)
+        }
+    }
+
+    static func mqttConfiguration(_ configuration: NodeConfiguration, topics: Topics) -> MQTTConfiguration {
+        var c = configuration.mqttConfiguration(
+            clientID: configuration.clientID,
+            will: MQTTWill(topic: topics.status, payload: Array("offline".utf8), qos: .atLeastOnce, retain: true),
+            cleanStart: false)
+        // Bounds `disconnect()` when the network thread is stuck in a blocking connect, so a
+        // shutdown in that state still ends within 2 s.
+        c.shutdownTimeout = .seconds(1)
+        return c
+    }
+}
+
+/// The engine loop as a service: restores the timers, then handles inputs until graceful
+/// shutdown, after which it finishes the input in hand and stops.
+struct EngineService: Service {
+    let engine: NodeEngine
+    let client: MQTTClient
+
+    /// How long the engine may take to finish its current input after a shutdown request
+    /// before the client is disconnected under it (which settles any wait on the broker, a
+    /// SUBACK that never comes, and lets the loop end).
+    static let stopGrace = Duration.milliseconds(800)
+
+    func run() async throws {
+        await engine.restore()
+        await withGracefulShutdownHandler {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    do { try await gracefulShutdown() } catch { return }  // cancelled: the loop ended
+                    try? await Task.sleep(for: Self.stopGrace)
+                    if Task.isCancelled { return }
+                    await client.disconnect()
+                }
+                await engine.run()
+                group.cancelAll()
+            }
+        } onGracefulShutdown: {
+            engine.finish()
+        }
+    }
+}
+
+/// The broker connection as a service: subscribes and connects (retrying while the broker is
+/// unreachable, stopping at once on shutdown), hands the client's messages, deliveries and
+/// connection events to the engine, and on shutdown publishes `offline` and disconnects.
+struct MQTTConnectionService: Service {
+    let configuration: NodeConfiguration
+    let client: MQTTClient
+    let engine: NodeEngine
+    let logger: Logger
+
+    typealias Failure = PacerNode.Failure
+
+    func run() async throws {
+        let topics = Topics(base: configuration.baseTopic)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            // The client's streams go straight into the engine's one input queue, which keeps
+            // their order and handles one input at a time.
+            group.addTask { for await message in client.messages { engine.submit(.message(message)) } }
+            group.addTask { for await report in client.deliveries { engine.submit(.delivered(report)) } }
+            group.addTask {
+                for await event in client.connectionEvents {
+                    engine.submit(.connection(event))
+                    if case .loopExited(let error) = event {
+                        throw Failure(description: "the MQTT network thread stopped: \(error)")
+                    }
+                }
+            }
+            do {
+                // Connecting (and backing off between attempts) stops at once on shutdown.
+                try await cancelWhenGracefulShutdown { try await connect(topics: topics) }
+            } catch {
+                await client.disconnect()
+                group.cancelAll()
+                if Task.isShuttingDownGracefully {
+                    logger.info("stopping before the broker connection was made")
+                    return
+                }
+                throw error
+            }
+            group.addTask { try await gracefulShutdown() }
+            do {
+                // Until shutdown, the network thread's death, or the client ended under a stuck engine.
+                _ = try await group.next()
+            } catch {
+                await client.disconnect()
+                throw error
+            }
+            logger.info("stopping: publishing offline and disconnecting")
+            do {
+                try await client.publish(to: topics.status, string: "offline", qos: .atLeastOnce, retain: true)
+            } catch {
+                logger.debug("could not publish offline; the broker's will does it", metadata: ["error": "\(error)"])
+            }
+            await client.disconnect()
+            group.cancelAll()
+        }
+    }
+
+    /// Subscribes, then connects, retrying with a capped backoff while the broker is
+    /// unreachable; a refused login or a TLS failure stops the node with a clear error.
+    ///
+    /// The subscriptions are registered before connecting: the client sends them inside its
+    /// CONNACK handling, before the engine hears `.connected` and publishes `online`, so a
+    /// command sent as soon as `online` appears is never missed (the broker handles our
+    /// SUBSCRIBE before our PUBLISH on the same connection).
+    private func connect(topics: Topics) async throws {
+        do {
+            try await client.subscribe(to: topics.command, qos: .atLeastOnce)
+            try await client.subscribe(to: topics.timerCommandFilter, qos: .atLeastOnce)
+            for source in configuration.heartRate.sources {
+                try await client.subscribe(to: source.topic, qos: .atMostOnce)
+            }
+        } catch {
+            throw Failure(description: "cannot subscribe to the command topics: \(error)")
+        }
+        var delay = Duration.seconds(1)
+        while true {
+            do {
+                try await client.connect()
+                break
+            } catch {
+                switch error.code {
+                case .badCredentials, .notAuthorized, .tls, .invalidArgument:
+                    throw Failure(description: "cannot connect to \(configuration.broker.url): \(error)")
+                default:
+                    try Task.checkCancellation()  // shutdown: no retry
+                    logger.warning("broker not reachable; retrying", metadata: ["broker": "\(configuration.broker.url)", "error": "\(error)", "retry_in": "\(delay)"])
+                    try await Task.sleep(for: delay)
+                    delay = min(delay * 2, .seconds(30))
+                }
+            }
+        }
+        let b = configuration.broker
+        logger.notice("ready: watch with `mosquitto_sub -h \(b.host) -p \(b.port) -t '\(topics.base)/#' -v`, command with `mosquitto_pub -h \(b.host) -p \(b.port) -t \(topics.base)/timers/<id>/cmd -m start`")
+    }
+
+}

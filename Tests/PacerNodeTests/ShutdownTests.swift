@@ -1,0 +1,154 @@
+import Foundation
+import PacerCore
+import PacerTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue 9 "Shutdown that always ends": SIGTERM or SIGINT ends the node within 2 s in every
+/// state, also when the broker cannot be reached or never answers. (The connected state is
+/// covered by LifecycleTests.gracefulShutdown.) Bounds are 3 s, for a loaded machine.
+@Suite("Shutdown in every state (issue 9)")
+struct ShutdownTests {
+    /// Sends `signal` to the node's process and checks that it exits 0 within 3 s.
+    private func expectPromptExit(_ node: TestNode, _ signal: Int32, _ state: String) async throws {
+        let process = try #require(node.process)
+        #expect(process.isRunning, "pacer ended before the signal (\(state)):\n\(node.log)")
+        let signalled = ContinuousClock.now
+        process.send(signal)
+        let exited = await process.waitForExit(timeout: .seconds(10))
+        let elapsed = ContinuousClock.now - signalled
+        #expect(exited, "pacer did not exit within 10 s of signal \(signal) while \(state):\n\(node.log)")
+        #expect(elapsed < .seconds(3), "pacer took \(elapsed) to exit while \(state) (the bound is 2 s):\n\(node.log)")
+        #expect(ProcessEnd(waitStatus: process.terminationStatus) == .exited(0), "while \(state):\n\(node.log)")
+        print("ShutdownTests: exited \(elapsed) after signal \(signal) while \(state)")
+    }
+
+    /// A node pointed at `port`, launched without waiting for it to be online.
+    private func withUnreachableNode(port: Int, _ body: (TestNode) async throws -> Void) async throws {
+        var options = NodeOptions(launch: false)
+        options.nodeBrokerPort = port
+        try await withNode(options) { node in
+            try await node.launch(waitOnline: false)
+            try await body(node)
+        }
+    }
+
+    @Test("backing off between refused connects (nothing listens on the port)", arguments: [SIGTERM, SIGINT])
+    func backingOff(signal: Int32) async throws {
+        try await withUnreachableNode(port: 1) { node in
+            #expect(await node.process?.waitForOutput(containing: "broker not reachable; retrying", timeout: .seconds(10)) == true)
+            try await Task.sleep(for: .milliseconds(300))
+            try await expectPromptExit(node, signal, "backing off")
+        }
+    }
+
+    @Test("connecting to a port whose TCP connect hangs (a full accept queue)")
+    func connectingToStalledPort() async throws {
+        let listener = try StalledListener.start()
+        defer { listener.close() }
+        try await withUnreachableNode(port: listener.port) { node in
+            try await Task.sleep(for: .seconds(1))  // well inside the first attempt (5 s)
+            #expect(!node.log.contains("broker not reachable"), "the first attempt should still hang:\n\(node.log)")
+            try await expectPromptExit(node, SIGTERM, "connecting (TCP connect hangs)")
+        }
+    }
+
+    @Test("connecting to a listener that accepts and never answers the CONNECT")
+    func connectingToSilentListener() async throws {
+        let listener = try SilentListener.start()
+        defer { listener.close() }
+        try await withUnreachableNode(port: listener.port) { node in
+            try await Task.sleep(for: .seconds(1))
+            #expect(!node.log.contains("broker not reachable"), "the first attempt should still wait:\n\(node.log)")
+            try await expectPromptExit(node, SIGTERM, "connecting (no CONNACK)")
+        }
+    }
+
+    @Test("during the outbox check after a restart; the late event still goes out on the next start")
+    func duringOutboxCheck() async throws {
+        let config = """
+            timers:
+              - {id: egg, name: Egg, spec: {kind: countdown, duration: 1s}}
+            """
+        try await withNode(.init(config: config)) { node in
+            let start = try await node.send(["action": "start"], timer: "egg")
+            let revision = try #require(start.revision)
+            await node.kill()
+            try await Task.sleep(for: .milliseconds(1_500))
+            // No retained state: the check waits its whole window (1.5 s) for one.
+            try await node.probe.publish(node.topic("egg", "state"), [], retain: true)
+            let restart = node.probe.count
+            try await node.launch(waitOnline: false)
+            _ = try await node.probe.waitFor(node.topic("status"), from: restart, timeout: .seconds(20)) { $0.text == "online" }
+            try await expectPromptExit(node, SIGTERM, "checking the outbox")
+            // The finished event was written on the restart: the next run publishes it.
+            let again = node.probe.count
+            try await node.launch()
+            let finished = try await node.waitForEvent("egg", "finished", from: restart, timeout: .seconds(20))
+            #expect((finished.json?["revision"]?.int ?? 0) > revision)
+            try await node.waitForState("egg", from: again) { $0["status"] == "finished" }
+        }
+    }
+
+    @Test("while writing a burst of commands; every command answered is kept")
+    func duringWrites() async throws {
+        try await withNode { node in
+            let replyTopic = node.probe.replyTopic
+            let first = node.probe.count
+            for index in 0..<300 {
+                try await node.probe.publish(
+                    node.topic("cmd"), Array(#"{"action":"create","timer":"t\#(index)","spec":{"kind":"stopwatch"},"id":"c\#(index)"}"#.utf8),
+                    properties: .init(responseTopic: replyTopic, correlationData: nil))
+            }
+            _ = try await node.probe.waitFor(replyTopic, from: first, timeout: .seconds(10)) { _ in true }
+            try await expectPromptExit(node, SIGTERM, "writing commands")
+            let answered = Set(node.probe.messages(on: replyTopic, from: first).compactMap { message -> String? in
+                guard message.json?["ok"]?.bool == true else { return nil }
+                return message.json?["timer"]?.string
+            })
+            #expect(!answered.isEmpty)
+            try await node.launch()
+            let list = try await node.send(["action": "list"])
+            let kept = Set((list.json["timers"]?.array ?? []).compactMap { $0["id"]?.string })
+            #expect(answered.isSubset(of: kept), "answered but lost: \(answered.subtracting(kept).sorted())")
+            print("ShutdownTests: \(answered.count) of 300 creates answered before the signal; all kept")
+        }
+    }
+}
+
+/// A port on 127.0.0.1 that completes TCP connections (the kernel's accept queue) but never
+/// reads or answers: an MQTT CONNECT sent there waits for a CONNACK that never comes.
+final class SilentListener: Sendable {
+    let port: Int
+    private let descriptor: Int32
+
+    static func start() throws -> SilentListener {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw HarnessError("socket() failed") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard bound == 0, named == 0, listen(fd, 16) == 0 else {
+            Glibc.close(fd)
+            throw HarnessError("cannot listen on 127.0.0.1")
+        }
+        return SilentListener(port: Int(UInt16(bigEndian: address.sin_port)), descriptor: fd)
+    }
+
+    private init(port: Int, descriptor: Int32) {
+        self.port = port
+        self.descriptor = descriptor
+    }
+
+    func close() { Glibc.close(descriptor) }
+}
