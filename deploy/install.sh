@@ -187,7 +187,7 @@ build_binary() {
   # As the owner of the checkout, so that .build/ does not end up root's.
   local as=()
   if [[ $(id -u) -eq 0 && -n ${SUDO_USER:-} && $SUDO_USER != root ]]; then as=(sudo -u "$SUDO_USER"); fi
-  run "${as[@]}" env PATH="$(dirname "$swift_bin"):$PATH" "$swift_bin" build --package-path "$repo" \
+  run "${as[@]}" env PATH="$(dirname "$swift_bin"):/usr/local/bin:/usr/bin:/bin" "$swift_bin" build --package-path "$repo" \
     -c release --product pacer --static-swift-stdlib
   binary=$repo/.build/release/pacer
   $dry || [[ -x $binary ]] || die "the build made no $binary"
