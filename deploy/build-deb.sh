@@ -174,7 +174,7 @@ if [ "$1" = purge ]; then
         deb-systemd-helper unmask pacer.service >/dev/null || true
     fi
     # The configuration written by install.sh --broker-only, the database, the user.
-    rm -f /etc/pacer/pacer.env /etc/pacer/mqtt-password /etc/pacer/pacer.yaml.dist
+    rm -f /etc/pacer/pacer.env /etc/pacer/mqtt-password /etc/pacer/pacer.yaml.dist /etc/pacer/.defaults.sha256
     rmdir /etc/pacer 2>/dev/null || true
     rm -rf /var/lib/pacer /var/lib/private/pacer
     rm -f /etc/mosquitto/conf.d/pacer.conf.removed /etc/mosquitto/conf.d/pacer.conf.dist \

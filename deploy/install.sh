@@ -123,16 +123,31 @@ install_file() {
   fi
   fix_attrs "$mode" "$own" "$dst"
 }
-# A configuration file the owner may have edited: installed when missing; an edited one is
-# kept and the new default is put beside it as NAME.dist.
+# A configuration file the owner may have edited (like dpkg's conffiles): installed when
+# missing or still as this script last installed it (an upgrade replaces an untouched
+# default); an edited one is kept and the new default is put beside it as NAME.dist.
+# The checksums of the defaults installed are kept in /etc/pacer/.defaults.sha256.
+sums=$etc/.defaults.sha256
+installed_sum() { [[ -f $sums ]] && awk -v f="${1#"$R"}" '$2 == f { print $1 }' "$sums"; return 0; }
+record_sum() {
+  local dst=$1 sum
+  sum=$(sha256sum < "$2" | cut -d' ' -f1)
+  [[ $(installed_sum "$dst") == "$sum" ]] && return 0
+  echo "+ (record ${dst#"$R"}'s default in ${sums#"$R"})"
+  $dry && return 0
+  install -d -m 0755 "$etc"
+  { [[ -f $sums ]] && awk -v f="${dst#"$R"}" '$2 != f' "$sums"; echo "$sum ${dst#"$R"}"; } > "$sums.new"
+  mv "$sums.new" "$sums"
+}
 install_conffile() {
   local mode=$1 own=$2 src=$3 dst=$4
-  if [[ -f $dst ]] && ! cmp -s "$src" "$dst"; then
+  if [[ -f $dst ]] && ! cmp -s "$src" "$dst" && [[ $(sha256sum < "$dst" | cut -d' ' -f1) != "$(installed_sum "$dst")" ]]; then
     note "kept your ${dst#"$R"}; the new default is ${dst#"$R"}.dist"
     install_file "$mode" "$own" "$src" "$dst.dist"
   else
     install_file "$mode" "$own" "$src" "$dst"
     if [[ -f $dst.dist ]]; then run rm -f "$dst.dist"; fi
+    record_sum "$dst" "$src"
   fi
 }
 
@@ -291,7 +306,7 @@ setup_broker() {
   rm -f "$env_tmp"
 
   if $live && $systemd_running; then
-    run systemctl restart mosquitto
+    run systemctl restart mosquitto || die "mosquitto did not start with this configuration: journalctl -u mosquitto -n 30"
   else
     echo "   not restarted: systemd is not running here; on the Pi: sudo systemctl restart mosquitto"
   fi
@@ -311,7 +326,7 @@ start_service() {
   run systemctl daemon-reload
   run systemctl enable pacer.service
   # restart, not start: an upgrade must run the new binary.
-  run systemctl restart pacer.service
+  run systemctl restart pacer.service || die "pacer did not start: journalctl -u pacer -n 50"
   if ! $dry; then
     sleep 2
     systemctl is-active --quiet pacer.service || die "pacer did not start: journalctl -u pacer -n 50"
