@@ -248,6 +248,8 @@ install_files() {
       run rm -rf "$dash_dst"
       run install -d -m 0755 "$dash_dst"
       run cp -R --no-preserve=ownership "$dash_src/." "$dash_dst/"
+      # mosquitto serves it as its own user: readable by all, whatever the checkout's umask.
+      run chmod -R u+rwX,go+rX,go-w "$dash_dst"
     fi
   else
     note "warning: no dashboard files in ${dash_src}: the broker serves an empty folder"
