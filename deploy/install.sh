@@ -52,14 +52,26 @@ live=false
 if ! $live && ! $dry && [[ ! -d $R ]]; then die "--root $R: no such directory"; fi
 systemd_running=false
 [[ -d /run/systemd/system ]] && systemd_running=true
+# services: whether this run manages the units (on the machine itself, where systemd runs).
+# PACER_INSTALL_TEST_SYSTEMCTL (tests only): a stand-in for systemctl, used even with --root.
+systemctl=systemctl
+services=false
+$live && $systemd_running && services=true
+if [[ -n ${PACER_INSTALL_TEST_SYSTEMCTL:-} ]]; then
+  systemctl=$PACER_INSTALL_TEST_SYSTEMCTL
+  services=true
+fi
 
 if ! $dry && [[ $(id -u) -ne 0 ]] && $live; then
   die "run it as root: sudo $0 ${*:-}"
 fi
 
 # Every step that changes something goes through run: printed, then done (unless --dry-run).
+# changes counts them: services are restarted only when something of theirs changed.
+changes=0
 run() {
   printf '+ %s\n' "$(printf '%q ' "$@" | sed 's/ $//')"
+  changes=$((changes + 1))
   $dry || "$@"
 }
 step() { echo "== $*"; }
@@ -268,6 +280,7 @@ install_files() {
 
 setup_broker() {
   step "mosquitto: ${mosq_conf#"$R"}, ${mosq_acl#"$R"}, ${mosq_passwd#"$R"}"
+  local before=$changes
   local broker_group
   broker_group=$(owner root mosquitto)
   install_conffile 0644 "" "$mosq_src/pacer.conf" "$mosq_conf"
@@ -307,8 +320,12 @@ setup_broker() {
   install_file 0644 "" "$env_tmp" "$node_env"
   rm -f "$env_tmp"
 
-  if $live && $systemd_running; then
-    run systemctl restart mosquitto || die "mosquitto did not start with this configuration: journalctl -u mosquitto -n 30"
+  if $services; then
+    if ((changes > before)) || ! "$systemctl" is-active --quiet mosquitto; then
+      run "$systemctl" restart mosquitto || die "mosquitto did not start with this configuration: journalctl -u mosquitto -n 30"
+    else
+      echo "   mosquitto runs with this configuration already"
+    fi
   else
     echo "   not restarted: systemd is not running here; on the Pi: sudo systemctl restart mosquitto"
   fi
@@ -316,22 +333,28 @@ setup_broker() {
 
 start_service() {
   step "enabling and starting pacer.service"
-  if ! $live; then
+  if ! $services && ! $live; then
     echo "   skipped: installed into $R; on the machine itself: sudo systemctl daemon-reload && sudo systemctl enable --now pacer"
     return
   fi
-  if ! $systemd_running; then
+  if ! $services; then
     echo "   skipped: systemd is not running here (a container or chroot); where it runs:"
     echo "   sudo systemctl daemon-reload && sudo systemctl enable --now pacer"
     return
   fi
-  run systemctl daemon-reload
-  run systemctl enable pacer.service
-  # restart, not start: an upgrade must run the new binary.
-  run systemctl restart pacer.service || die "pacer did not start: journalctl -u pacer -n 50"
+  local changed=$changes
+  run "$systemctl" daemon-reload
+  "$systemctl" is-enabled --quiet pacer.service || run "$systemctl" enable pacer.service
+  # After a change (an upgrade, a new password) restart, so the new files are used; a run
+  # that changed nothing leaves a running node alone.
+  if ((changed > 0)) || ! "$systemctl" is-active --quiet pacer.service; then
+    run "$systemctl" restart pacer.service || die "pacer did not start: journalctl -u pacer -n 50"
+  else
+    echo "   pacer runs with these files already"
+  fi
   if ! $dry; then
     sleep 2
-    systemctl is-active --quiet pacer.service || die "pacer did not start: journalctl -u pacer -n 50"
+    "$systemctl" is-active --quiet pacer.service || die "pacer did not start: journalctl -u pacer -n 50"
     echo "   running; its log: journalctl -u pacer -f"
   fi
 }
@@ -353,8 +376,8 @@ MSG
 
 uninstall() {
   step "stopping pacer.service"
-  if $live && $systemd_running; then
-    run systemctl disable --now pacer.service || true
+  if $services; then
+    run "$systemctl" disable --now pacer.service || true
   else
     echo "   skipped: systemd is not running here"
   fi
@@ -366,9 +389,9 @@ uninstall() {
   for f in "$share" "$doc_dst"; do
     if [[ -e $f ]]; then run rm -rf "$f"; fi
   done
-  if $live && $systemd_running; then
-    run systemctl daemon-reload
-    if systemctl is-active --quiet mosquitto; then run systemctl restart mosquitto; fi
+  if $services; then
+    run "$systemctl" daemon-reload
+    if "$systemctl" is-active --quiet mosquitto; then run "$systemctl" restart mosquitto; fi
   fi
   if ! $purge; then
     note "kept /etc/pacer (configuration), /var/lib/pacer (timers, history), ${mosq_acl#"$R"} and the broker account 'pacer'; --purge removes them too"
@@ -406,7 +429,7 @@ case $mode in
     apt_packages
     create_user
     setup_broker
-    if $live && $systemd_running; then run systemctl restart pacer.service || true; fi
+    if $services; then run "$systemctl" restart pacer.service || true; fi
     $dry || note "broker configured; the wall clock: http://$(hostname).local:9001/"
     ;;
   uninstall)
