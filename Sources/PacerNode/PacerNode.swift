@@ -181,6 +181,9 @@ struct MQTTConnectionService: Service {
             for source in configuration.heartRate.sources {
                 try await client.subscribe(to: source.topic, qos: .atMostOnce)
             }
+            if configuration.homeAssistant.enabled {  // its birth message asks for the discovery configs
+                try await client.subscribe(to: "\(configuration.homeAssistant.prefix)/status", qos: .atLeastOnce)
+            }
         } catch {
             throw Failure(description: "cannot subscribe to the command topics: \(error)")
         }

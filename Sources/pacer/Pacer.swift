@@ -123,6 +123,7 @@ extension Pacer {
                 print("\(file): OK")
                 print("  node \(config.nodeID), base topic \(config.baseTopic), broker \(config.broker.url) (MQTT \(config.broker.mqttVersion))")
                 print("  \(config.timers.count) timer(s), \(config.presets.count) preset(s), \(config.heartRate.sources.count) heart-rate source(s)")
+                print("  Home Assistant discovery " + (config.homeAssistant.enabled ? "on (prefix \(config.homeAssistant.prefix))" : "off"))
             } catch {
                 print(error.description)
                 throw ExitCode(1)

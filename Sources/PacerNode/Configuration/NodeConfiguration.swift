@@ -88,6 +88,8 @@ public struct NodeConfiguration: Sendable, Equatable {
     public var timers: [TimerDeclaration] = []
     public var presets: [String: JSONValue] = [:]
     public var retention = RetentionSettings()
+    /// Home Assistant MQTT discovery (HomeAssistant/HomeAssistantDiscovery.swift).
+    public var homeAssistant = HomeAssistantSettings()
     /// Where the configuration came from (for logs).
     public var configFile: String?
     /// Where each declared timer stands in the file, for error messages.

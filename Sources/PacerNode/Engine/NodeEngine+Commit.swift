@@ -68,6 +68,7 @@ extension NodeEngine {
             for id in output.changedTimers where !outbox.isHolding(id) { await publishTimer(id, now: now, force: false) }
             if output.infoChanged { await publishInfo() }
         }
+        await publishDiscovery(output)  // Home Assistant (NodeEngine+HomeAssistant.swift)
         for reply in output.replies {
             var properties = MQTTProperties.none
             if let correlation = reply.correlationData { properties.correlationData = correlation }

@@ -45,6 +45,8 @@ actor NodeEngine {
     var info: NodeInfo
     /// Store work that rides on the next write or happens after one (pruning).
     var upkeep = StoreUpkeep()
+    /// Home Assistant discovery: what was published (nil when `home_assistant.enabled` is false).
+    var homeAssistant: HomeAssistantPublisher?
 
     /// Set by `finish()` (from any thread): the loop ends after the input in hand.
     let stopRequested = Atomic<Bool>(false)
@@ -79,6 +81,11 @@ actor NodeEngine {
         self.inputs = stream
         self.inputContinuation = continuation
         self.alarm = usesAlarm ? DeadlineAlarm { continuation.yield(.deadline) } : nil
+        if configuration.homeAssistant.enabled {
+            self.homeAssistant = HomeAssistantPublisher(discovery: HomeAssistantDiscovery(
+                settings: configuration.homeAssistant, nodeID: configuration.nodeID, topics: Topics(base: configuration.baseTopic),
+                version: version, hasHeartRate: !configuration.heartRate.sources.isEmpty))
+        }
     }
 
     /// Hands an input to the loop (safe from any task or thread).
@@ -141,6 +148,8 @@ actor NodeEngine {
                 return
             }
             command(message, now: now, into: &output)
+        } else if let homeAssistant, message.topic == homeAssistant.discovery.statusTopic {
+            homeAssistantStatus(message, into: &output)  // NodeEngine+HomeAssistant.swift
         } else if let id = topics.timerID(ofStateTopic: message.topic) {
             retainedState(message, timer: id, now: now, into: &output)
         } else {
