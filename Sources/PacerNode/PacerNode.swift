@@ -2,6 +2,7 @@ import Foundation
 public import Logging
 import Mosquitto
 import PacerCore
+import PacerSound
 import PacerStore
 public import ServiceLifecycle
 
@@ -14,6 +15,8 @@ public struct PacerNode: Sendable {
     let store: PacerDatabase?
     let client: MQTTClient
     let engine: NodeEngine
+    /// The speaker's cues, with `sound:` in the configuration.
+    let sound: SoundPlayer?
 
     /// Why the node stopped when it could not go on.
     public struct Failure: Error, CustomStringConvertible {
@@ -35,14 +38,18 @@ public struct PacerNode: Sendable {
             try? store?.close()
             throw Failure(description: "cannot set up the MQTT client: \(error)")
         }
+        sound = configuration.sound.flatMap { $0.enabled ? SoundPlayer(settings: $0, logger: logger) : nil }
         engine = NodeEngine(configuration: configuration, transport: MQTTTransport(client: client), store: store, logger: logger,
-                            storageProblem: storageProblem)
+                            storageProblem: storageProblem, sound: sound)
     }
 
-    /// The node's services, in start order: the broker connection, then the engine loop.
+    /// The node's services, in start order: the sound player (with `sound:`), the broker
+    /// connection, then the engine loop.
     public var services: [any Service] {
-        [MQTTConnectionService(configuration: configuration, client: client, engine: engine, logger: logger),
-         EngineService(engine: engine, client: client)]
+        // The sound player first: the group stops services in reverse, so it outlives the engine.
+        (sound.map { [SoundService(player: $0)] } ?? [])
+            + [MQTTConnectionService(configuration: configuration, client: client, engine: engine, logger: logger),
+               EngineService(engine: engine, client: client)]
     }
 
     /// Closes the store (after the services ended).

@@ -124,6 +124,7 @@ extension Pacer {
                 print("  node \(config.nodeID), base topic \(config.baseTopic), broker \(config.broker.url) (MQTT \(config.broker.mqttVersion))")
                 print("  \(config.timers.count) timer(s), \(config.presets.count) preset(s), \(config.heartRate.sources.count) heart-rate source(s)")
                 print("  Home Assistant discovery " + (config.homeAssistant.enabled ? "on (prefix \(config.homeAssistant.prefix))" : "off"))
+                print("  sound " + (config.sound.map { $0.enabled ? "on (\($0.output))" : "off" } ?? "off"))
             } catch {
                 print(error.description)
                 throw ExitCode(1)

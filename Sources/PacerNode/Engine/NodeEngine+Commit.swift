@@ -61,6 +61,8 @@ extension NodeEngine {
             if !connected && event.isCue { continue }
             await publishEvent(event)
         }
+        // Sound: the speaker's cues, also while disconnected (PacerSound; never blocks).
+        sound?.submit(output.events.filter { !duplicates.contains(EventKey($0)) }, nowMs: now)
         for id in output.deletedTimers {
             for topic in topics.timer(id).retained { await publish(to: topic, [], retain: true) }
         }

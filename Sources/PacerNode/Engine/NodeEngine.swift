@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Mosquitto
 import PacerCore
+import PacerSound
 import PacerStore
 import Synchronization
 
@@ -47,6 +48,8 @@ actor NodeEngine {
     var upkeep = StoreUpkeep()
     /// Home Assistant discovery: what was published (nil when `home_assistant.enabled` is false).
     var homeAssistant: HomeAssistantPublisher?
+    /// The speaker's cues (PacerSound): the engine only hands events over; nil without `sound:`.
+    let sound: SoundPlayer?
 
     /// Set by `finish()` (from any thread): the loop ends after the input in hand.
     let stopRequested = Atomic<Bool>(false)
@@ -61,10 +64,12 @@ actor NodeEngine {
     ///   - store: the database, or nil when the node runs without one.
     ///   - clock: the node's timeline (wall + monotonic, both injectable).
     ///   - usesAlarm: false when a test feeds `.deadline` inputs itself (virtual time).
+    ///   - sound: the speaker's player, handed the events of every commit (nil: no sound).
     init(configuration: NodeConfiguration, transport: any EngineTransport, store: (any EngineStore)?, logger: Logger,
          storageProblem: String? = nil, clock: NodeClock = NodeClock(), version: String = PacerVersion.current,
-         usesAlarm: Bool = true) {
+         usesAlarm: Bool = true, sound: SoundPlayer? = nil) {
         self.configuration = configuration
+        self.sound = sound
         self.topics = Topics(base: configuration.baseTopic)
         self.transport = transport
         self.store = store
