@@ -173,6 +173,7 @@
           const rtt = res.at - res.sent;
           const offset = res.reply.now_ms - (res.sent + res.at) / 2;
           if (!best || rtt < best.rtt) best = { rtt, offset };
+          if (app.syncMethod !== "time") { app.offset = offset; app.rtt = rtt; app.syncMethod = "time"; render(); } // show at once
         } else if (!res) break; // no answer: the node is down or we may not publish
         await sleep(120);
       }
@@ -267,15 +268,15 @@
     setText(el.phase, PHASE_TEXT[phase] || phase);
     setText(el.name, st ? st.name || st.id : cfg.timer);
     const text = view.text || "--:--";
-    el.digits.dataset.len = String(Math.max(4, text.length));
     setText(el.digits, text);
+    fitDigits(text);
     if (!view.text) {
       setText(el.label, view.why || ""); setText(el.next, "");
       setText(el.round, ""); setText(el.set, ""); el.hr.hidden = true; setRing(0);
       updateControls(st, false);
       return null;
     }
-    setText(el.label, st.label || (phase === "expired" ? "Acknowledge to stop the alarm" : ""));
+    setText(el.label, st.label || "");
     setText(el.next, st.next_label ? "Next: " + st.next_label : "");
     setText(el.round, st.rounds > 1 ? "Round " + st.round + "/" + st.rounds : "");
     setText(el.set, st.sets > 1 ? "Set " + st.set + "/" + st.sets : "");
@@ -283,6 +284,24 @@
     setRing(view.v.progress);
     updateControls(st, true);
     return view.v.next;
+  }
+
+  /**
+   * Sizes the digits to fill the width of their box (and no more than its height), for
+   * whatever font the screen has. Measured only when the shape of the text ("0:00",
+   * "00:00", "0:00:00") or the box changes: all digits have the same width (tabular).
+   */
+  let fitKey = "";
+  function fitDigits(text) {
+    const box = el.digits.parentElement.getBoundingClientRect();
+    const key = text.replace(/[0-9]/g, "0") + "|" + Math.round(box.width) + "x" + Math.round(box.height);
+    if (key === fitKey || box.width < 10) return;
+    fitKey = key;
+    el.digits.style.fontSize = "100px";
+    const w = el.digits.getBoundingClientRect().width;
+    const live = /[0-9]/.test(text); // "--:--" (offline, syncing) stays small
+    const size = Math.min((100 * box.width * (live ? 0.96 : 0.4)) / w, box.height * (live ? 1.18 : 0.5));
+    el.digits.style.fontSize = Math.floor(size) + "px";
   }
 
   function setRing(p) {
@@ -306,6 +325,8 @@
     el.toggle.textContent = s === "running" ? "Pause" : s === "paused" ? "Resume" : "Start";
     el.toggle.dataset.action = s === "running" ? "pause" : s === "paused" ? "resume" : "start";
     el.ack.hidden = s !== "expired";
+    el.toggle.hidden = s === "expired"; // the alarm's one big button is Acknowledge
+    el.ack.classList.toggle("primary", s === "expired");
     el.body.classList.toggle("is-expired", s === "expired");
   }
 
@@ -333,7 +354,9 @@
       card.dataset.phase = view.phase;
       setText(card.querySelector(".card-name"), (st && st.name) || (infoName && infoName.name) || id);
       setText(card.querySelector(".card-phase"), PHASE_TEXT[view.phase] || view.phase);
-      setText(card.querySelector(".card-digits"), view.text || "--:--");
+      const cd = card.querySelector(".card-digits"), ct = view.text || "--:--";
+      setText(cd, ct);
+      cd.dataset.len = String(Math.max(4, ct.length));
       setText(card.querySelector(".card-label"), st && view.text ? st.label || "" : "");
       setText(card.querySelector(".card-round"), st && view.text && st.rounds > 1 ? st.round + "/" + st.rounds : "");
       card.querySelector(".card-bar div").style.width = (view.v && view.v.progress != null ? view.v.progress * 100 : 0).toFixed(2) + "%";
@@ -355,7 +378,8 @@
     el.conn.dataset.ok = String(app.brokerUp && app.nodeOnline !== false);
     let sync = "";
     if (app.offset != null) {
-      sync = app.syncMethod === "time" ? "clock ±" + Math.max(1, Math.round(app.rtt / 2)) + " ms" : "clock ≈ (no time reply)";
+      sync = app.syncMethod === "time" ? "clock ±" + Math.max(1, Math.round(app.rtt / 2)) + " ms"
+        : syncing ? "syncing clock…" : "clock ≈ from states (no time reply)";
     }
     setText(el.sync, sync);
   }
