@@ -47,7 +47,7 @@
     client: null, base: null, nodeOnline: null, brokerUp: false,
     info: null, timers: new Map(),            // id -> latest state snapshot
     offset: null, rtt: null, syncMethod: null, // node clock = local clock + offset
-    lastSync: 0, pending: new Map(), seq: 0,
+    lastSync: 0, syncing: false, pending: new Map(), seq: 0,
     bannerTimer: null, flipTimer: null,
   };
   const sound = new PacerSound.Sound(localNow, cfg.lagMs);
@@ -161,10 +161,9 @@
   }
 
   /** NTP-style: several `time` requests, the one with the smallest round trip wins. */
-  let syncing = false;
   async function resync() {
-    if (syncing || !app.base) return;
-    syncing = true;
+    if (app.syncing || !app.base) return;
+    app.syncing = true;
     try {
       let best = null;
       for (let i = 0; i < 6 && app.brokerUp; i++) {
@@ -178,12 +177,14 @@
         await sleep(120);
       }
       if (best) {
+        const moved = app.offset == null || Math.abs(best.offset - app.offset) > 0.5;
         app.offset = best.offset; app.rtt = best.rtt; app.syncMethod = "time"; app.lastSync = localNow();
+        if (moved) sound.cancel((e) => e.predicted); // foreseen cues move with the offset
         for (const [id, st] of app.timers) predictCues(id, st);
       } else if (app.syncMethod === "time") {
         app.lastSync = localNow(); // keep the last good offset; try again later
       }
-    } finally { syncing = false; render(); }
+    } finally { app.syncing = false; render(); }
   }
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -379,7 +380,7 @@
     let sync = "";
     if (app.offset != null) {
       sync = app.syncMethod === "time" ? "clock ±" + Math.max(1, Math.round(app.rtt / 2)) + " ms"
-        : syncing ? "syncing clock…" : "clock ≈ from states (no time reply)";
+        : app.syncing ? "syncing clock…" : "clock ≈ from states (no time reply)";
     }
     setText(el.sync, sync);
   }

@@ -210,6 +210,19 @@ INJECT = r"""
     }
     window.Date = SkewedDate;
   }
+  // window.__hold = true withholds incoming PUBLISH frames (states, events) from the page,
+  // so its digits can only flip from its own schedule; other packets (PINGRESP) pass.
+  window.__hold = false; window.__held = [];
+  const RealWS = window.WebSocket;
+  window.WebSocket = class extends RealWS {
+    set onmessage(fn) {
+      super.onmessage = (ev) => {
+        if (window.__hold && ev.data instanceof ArrayBuffer && (new Uint8Array(ev.data)[0] >> 4) === 3) { window.__held.push([fn, ev]); return; }
+        fn(ev);
+      };
+    }
+    get onmessage() { return super.onmessage; }
+  };
   window.__flips = [];
   document.addEventListener("DOMContentLoaded", () => {
     const n = document.getElementById("digits");
@@ -420,7 +433,11 @@ def test_grid(env, pages):
 
 
 def test_skew_and_sound(env, pages):
-    """Two pages with clocks off by +7 s and -3 s, a third with sound on (+7 s)."""
+    """Two pages with clocks off by +7 s and -3 s, a third with sound on (+7 s).
+
+    While the flips are measured the two clock pages get no message at all (see __hold):
+    they count from the last state and their offset alone, as a page must between states.
+    """
     st = env.state("clock")
     assert st and st["status"] == "running"
     a = pages.open("?node=%s&timer=clock&controls=0" % NODE, skew=7000)
@@ -428,7 +445,7 @@ def test_skew_and_sound(env, pages):
     s = pages.open("?node=%s&timer=beep&sound=1" % NODE, skew=7000)
     for h in (a, b, s):
         pages.use(h)
-        wait(lambda: pages.js("return window.pacerDashboard.app.syncMethod") == "time", 10, "a clock sync")
+        wait(lambda: pages.js("const a = window.pacerDashboard.app; return a.syncMethod == 'time' && !a.syncing"), 10, "a clock sync")
     offsets = []
     for h in (a, b, s):
         pages.use(h)
@@ -441,7 +458,7 @@ def test_skew_and_sound(env, pages):
     time.sleep(0.5)
     for h in (a, b):
         pages.use(h)
-        pages.js("window.__flips.length = 0")
+        pages.js("window.__flips.length = 0; window.__hold = true")
     pages.use(s)
     pages.js("window.__cues.length = 0")
     env.pub(BASE + "/timers/beep/cmd", "start")
@@ -450,6 +467,8 @@ def test_skew_and_sound(env, pages):
     for name, h in (("+7s", a), ("-3s", b)):
         pages.use(h)
         flips[name] = {parse(t): at for at, t in pages.js("return window.__flips") if t[0].isdigit()}
+        held = pages.js("window.__hold = false; const h = window.__held.splice(0); h.forEach(([fn, ev]) => fn(ev)); return h.length")
+        check(held >= 10, "page %s counted alone: %d messages withheld while measuring" % (name, held))
     pages.use(s)
     cues = pages.js("return window.__cues")
     remaining = {int(p): at for at, p in env.read_record(rec_rem) if p.isdigit()}
