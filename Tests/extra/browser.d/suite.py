@@ -191,6 +191,12 @@ timers:
     spec: {kind: rest, duration: 2s, exercise: Stretch}
 timing:
   cues: [3, 2, 1]
+heart_rate:
+  max_hr: 190
+  stale_after: 3s
+  sources:
+    - name: alice
+      topic: hr/alice
 """
 
 # Runs before the page's scripts in every window: optional clock skew (Date and
@@ -364,6 +370,11 @@ def test_single_view(env, pages):
     check(pages.text("phase") == "Work" and bg == "rgb(11, 138, 62)", "phase text 'Work' on green (%s)" % bg)
     check(pages.text("round") == "Round 1/8" and pages.text("label") == "Burpees" and pages.text("next") == "Next: Squats",
           "round/labels: %r %r %r" % (pages.text("round"), pages.text("label"), pages.text("next")))
+    env.pub("hr/alice", "152")
+    wait(lambda: pages.js("return !document.getElementById('hr').hidden"), 5, "the heart rate")
+    zone = env.state("main").get("hr_zone")
+    check(pages.text("hr-value") == "152" and str(zone) == pages.js("return document.getElementById('hr').dataset.zone"),
+          "heart rate 152 bpm in zone %s" % zone)
     pages.shot("work-1920x1080")
     pages.shot("work-phone", (390, 844))
     pages.size(1920, 1080)
@@ -384,6 +395,8 @@ def test_single_view(env, pages):
     time.sleep(1.3)
     check(pages.text("digits") == digits1 == fmt(st["remaining"]), "paused digits hold %s (node %s)" % (digits1, fmt(st["remaining"])))
     check(pages.text("toggle").endswith("Resume"), "the toggle button offers Resume")
+    wait(lambda: pages.js("return document.getElementById('hr').hidden"), 8, "the stale heart rate blank")
+    check(True, "a stale heart rate is blank (node stale_after 3 s)")
     pages.shot("paused-1920x1080")
     pages.shot("paused-phone", (390, 844))
     pages.size(1920, 1080)
