@@ -84,6 +84,10 @@
     setupControls();
     setupSound();
     window.addEventListener("resize", render);
+    el.digits.addEventListener("dblclick", () => {
+      if (document.fullscreenElement) document.exitFullscreen();
+      else if (document.documentElement.requestFullscreen) document.documentElement.requestFullscreen().catch(() => {});
+    });
     render();
   }
 

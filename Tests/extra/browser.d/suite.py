@@ -130,13 +130,20 @@ class Env:
                         "-m", payload], check=True)
 
     def request(self, payload):
-        """A node command on <base>/cmd, with its reply from <base>/reply."""
+        """A node command on <base>/cmd, with its reply from <base>/reply (others' replies skipped)."""
         sub = subprocess.Popen(["mosquitto_sub", "-p", str(self.mqtt_port), "-h", "127.0.0.1", "-t",
-                                BASE + "/reply", "-C", "1", "-W", "5"], stdout=subprocess.PIPE, text=True)
+                                BASE + "/reply", "-W", "5"], stdout=subprocess.PIPE, text=True)
         time.sleep(0.3)
         self.pub(BASE + "/cmd", json.dumps(payload))
-        out, _ = sub.communicate()
-        return json.loads(out) if out.strip() else None
+        try:
+            for line in sub.stdout:
+                reply = json.loads(line)
+                if reply.get("id") == payload.get("id"):
+                    return reply
+            return None
+        finally:
+            sub.kill()
+            sub.wait()
 
     def record(self, topic):
         """Records a topic's messages with their arrival time (mosquitto_sub's %U)."""
@@ -404,8 +411,10 @@ def test_single_view(env, pages):
 
 
 def test_refused(env, pages):
-    pages.open("?node=%s&timer=done" % NODE)
+    # MQTT 3.1.1 this time: no response topic, the reply comes on <base>/reply.
+    pages.open("?node=%s&timer=done&mqtt=3.1.1" % NODE)
     wait(lambda: pages.phase() == "idle", 10, "the idle 'done' timer")
+    wait(lambda: pages.js("const a = window.pacerDashboard.app; return a.syncMethod == 'time' && !a.syncing"), 10, "a clock sync over MQTT 3.1.1")
     pages.click("skip")
     wait(lambda: pages.js("return !document.getElementById('banner').hidden"), 5, "an error banner")
     shown = pages.text("banner")
@@ -427,6 +436,11 @@ def test_expired_finished(env, pages):
     pages.shot("expired-phone", (390, 844))
     pages.js("document.body.style.animationPlayState=''")
     pages.size(1920, 1080)
+    pages.d.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-reduced-motion", "value": "reduce"}]})
+    anim = pages.js("return getComputedStyle(document.body).animationName")
+    pages.d.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+    check(anim == "none" and pages.js("return getComputedStyle(document.body).animationName") == "flash",
+          "expired flashes, and does not under prefers-reduced-motion")
     pages.click("ack")
     wait(lambda: pages.phase() == "finished", 5, "finished after Acknowledge")
     check(env.state("alarm")["status"] == "finished", "Acknowledge from the page: the node's alarm finished")
@@ -435,8 +449,9 @@ def test_expired_finished(env, pages):
 
 def test_grid(env, pages):
     env.pub(BASE + "/timers/clock/cmd", "start")
-    pages.open("?node=%s" % NODE)
+    pages.open("")  # no ?node=: the page finds the only node on pacer/+/info
     wait(lambda: len(pages.d.find_elements(By.CSS_SELECTOR, ".card")) == 5, 10, "five cards")
+    check(pages.js("return window.pacerDashboard.app.base") == BASE, "without ?node= the page found %s" % BASE)
     wait(lambda: pages.js("return document.querySelector('[data-timer=clock]').dataset.phase") == "countdown", 5, "the running clock card")
     phases = pages.js("return [...document.querySelectorAll('.card')].map(c => c.dataset.timer + '=' + c.dataset.phase)")
     check(sorted(phases) == ["alarm=finished", "beep=idle", "clock=countdown", "done=idle", "main=paused"], "grid: %s" % phases)
@@ -464,6 +479,8 @@ def test_skew_and_sound(env, pages):
         pages.use(h)
         offsets.append(pages.js("const a = window.pacerDashboard.app; return [a.offset, a.rtt]"))
     print("     measured offsets (ms, node - page): %s" % ", ".join("%+.1f (rtt %.1f)" % (o, r) for o, r in offsets))
+    pages.use(a)
+    check(pages.js("return getComputedStyle(document.getElementById('controls')).display") == "none", "controls=0 hides the buttons")
     pages.use(s)
     wait(lambda: pages.js("return window.pacerDashboard.sound.running"), 5, "the audio context running")
     rec_rem = env.record(BASE + "/timers/clock/remaining")
