@@ -196,6 +196,9 @@ timers:
   - id: done
     name: Stretch
     spec: {kind: rest, duration: 2s, exercise: Stretch}
+  - id: sw
+    name: Row
+    spec: {kind: stopwatch}
 timing:
   cues: [3, 2, 1]
 heart_rate:
@@ -422,6 +425,11 @@ def test_refused(env, pages):
     msg = node and node.get("error", {}).get("message")
     check(bool(msg) and shown == msg, "refused Skip shows the node's message: %r" % shown)
     check(env.state("done")["status"] == "idle", "the refused command changed nothing")
+    pages.d.find_element(By.ID, "sound").click()
+    wait(lambda: pages.js("return document.getElementById('sound').getAttribute('aria-pressed')") == "true", 5, "sound on after a click")
+    pages.d.find_element(By.ID, "sound").click()
+    wait(lambda: pages.js("return document.getElementById('sound').getAttribute('aria-pressed')") == "false", 5, "sound off after a second click")
+    check(True, "the sound button switches sound on and off")
 
 
 def test_expired_finished(env, pages):
@@ -449,12 +457,17 @@ def test_expired_finished(env, pages):
 
 def test_grid(env, pages):
     env.pub(BASE + "/timers/clock/cmd", "start")
+    env.pub(BASE + "/timers/sw/cmd", "start")
     pages.open("")  # no ?node=: the page finds the only node on pacer/+/info
-    wait(lambda: len(pages.d.find_elements(By.CSS_SELECTOR, ".card")) == 5, 10, "five cards")
+    wait(lambda: len(pages.d.find_elements(By.CSS_SELECTOR, ".card")) == 6, 10, "six cards")
     check(pages.js("return window.pacerDashboard.app.base") == BASE, "without ?node= the page found %s" % BASE)
     wait(lambda: pages.js("return document.querySelector('[data-timer=clock]').dataset.phase") == "countdown", 5, "the running clock card")
     phases = pages.js("return [...document.querySelectorAll('.card')].map(c => c.dataset.timer + '=' + c.dataset.phase)")
-    check(sorted(phases) == ["alarm=finished", "beep=idle", "clock=countdown", "done=idle", "main=paused"], "grid: %s" % phases)
+    check(sorted(phases) == ["alarm=finished", "beep=idle", "clock=countdown", "done=idle", "main=paused", "sw=session"], "grid: %s" % phases)
+    sw = "return document.querySelector('[data-timer=sw] .card-digits').textContent"
+    first = parse(pages.js(sw))
+    wait(lambda: parse(pages.js(sw)) >= first + 2, 4, "the stopwatch counting up")
+    check(True, "the stopwatch card counts up (%s)" % pages.js(sw))
     pages.shot("grid-1920x1080")
     pages.shot("grid-phone", (390, 844))
     pages.size(1920, 1080)
