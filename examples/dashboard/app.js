@@ -368,9 +368,38 @@
       if (view.v && view.v.next != null && (next == null || view.v.next < next)) next = view.v.next;
     }
     for (const card of [...el.grid.children]) if (!seen.has(card.dataset.timer)) card.remove();
+    layoutGrid(ids.length);
     if (!ids.length) el.grid.dataset.empty = app.base ? "This node has no timers yet." : "Looking for a Pacer node…";
     else delete el.grid.dataset.empty;
     return next;
+  }
+
+  /**
+   * Picks the number of columns that makes the cards largest while all fit on the screen
+   * (a wall shows every timer without scrolling); phones get one scrolling column.
+   */
+  let gridKey = "";
+  function layoutGrid(n) {
+    const r = el.grid.getBoundingClientRect();
+    const key = n + "|" + Math.round(r.width) + "x" + Math.round(r.height);
+    if (key === gridKey || !n) return;
+    gridKey = key;
+    const gap = parseFloat(getComputedStyle(el.grid).rowGap) || 0;
+    const W = r.width - 2 * gap, H = r.height - 2 * gap;
+    const cardH = (w) => 0.42 * w + 110; // head, digits (40cqw), foot, bar
+    let best = { cols: 1, w: W };
+    if (W >= 600) {
+      best = { cols: 1, w: 0 };
+      for (let cols = 1; cols <= n; cols++) {
+        const rows = Math.ceil(n / cols);
+        let w = (W - (cols - 1) * gap) / cols;
+        const tooTall = rows * cardH(w) + (rows - 1) * gap - H;
+        if (tooTall > 0) w = ((H - (rows - 1) * gap) / rows - 110) / 0.42;
+        if (w > best.w) best = { cols, w };
+      }
+      best.w = Math.max(260, Math.floor(best.w));
+    }
+    el.grid.style.gridTemplateColumns = W >= 600 ? "repeat(" + best.cols + ", " + best.w + "px)" : "";
   }
 
   function renderStatusLine() {

@@ -453,6 +453,8 @@ def test_expired_finished(env, pages):
     wait(lambda: pages.phase() == "finished", 5, "finished after Acknowledge")
     check(env.state("alarm")["status"] == "finished", "Acknowledge from the page: the node's alarm finished")
     pages.shot("finished-1920x1080")
+    pages.shot("finished-phone", (390, 844))
+    pages.size(1920, 1080)
 
 
 def test_grid(env, pages):
