@@ -35,7 +35,8 @@ public struct PacerNode: Sendable {
             try? store?.close()
             throw Failure(description: "cannot set up the MQTT client: \(error)")
         }
-        engine = NodeEngine(configuration: configuration, transport: MQTTTransport(client: client), store: store, logger: logger,
+        engine = NodeEngine(configuration: configuration, transport: MQTTTransport(client: client),
+                            store: store.map(DedicatedWriterStore.init), logger: logger,
                             storageProblem: storageProblem)
     }
 
@@ -195,6 +196,7 @@ struct MQTTConnectionService: Service {
         } catch {
             throw Failure(description: "cannot subscribe to the command topics: \(error)")
         }
+        logger.info("connecting to the broker", metadata: ["broker": "\(configuration.broker.url)"])
         var delay = Duration.seconds(1)
         while true {
             do {

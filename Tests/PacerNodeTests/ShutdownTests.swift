@@ -25,6 +25,13 @@ struct ShutdownTests {
         print("ShutdownTests: exited \(elapsed) after signal \(signal) while \(state)")
     }
 
+    /// Waits until the node runs its services (signals are handled from then on; before, while
+    /// it opens its database, a signal ends it at once with the default action).
+    private func waitConnecting(_ node: TestNode) async throws {
+        let logged = await node.process?.waitForOutput(containing: "connecting to the broker", timeout: .seconds(20)) == true
+        try #require(logged, "the node did not start connecting:\n\(node.log)")
+    }
+
     /// A node pointed at `port`, launched without waiting for it to be online.
     private func withUnreachableNode(port: Int, _ body: (TestNode) async throws -> Void) async throws {
         var options = NodeOptions(launch: false)
@@ -49,6 +56,7 @@ struct ShutdownTests {
         let listener = try StalledListener.start()
         defer { listener.close() }
         try await withUnreachableNode(port: listener.port) { node in
+            try await waitConnecting(node)
             try await Task.sleep(for: .seconds(1))  // well inside the first attempt (5 s)
             #expect(!node.log.contains("broker not reachable"), "the first attempt should still hang:\n\(node.log)")
             try await expectPromptExit(node, SIGTERM, "connecting (TCP connect hangs)")
@@ -60,6 +68,7 @@ struct ShutdownTests {
         let listener = try SilentListener.start()
         defer { listener.close() }
         try await withUnreachableNode(port: listener.port) { node in
+            try await waitConnecting(node)
             try await Task.sleep(for: .seconds(1))
             #expect(!node.log.contains("broker not reachable"), "the first attempt should still wait:\n\(node.log)")
             try await expectPromptExit(node, SIGTERM, "connecting (no CONNACK)")
