@@ -43,7 +43,7 @@ public struct PacerNode: Sendable {
     /// The node's services, in start order: the broker connection, then the engine loop.
     public var services: [any Service] {
         [MQTTConnectionService(configuration: configuration, client: client, engine: engine, logger: logger),
-         EngineService(engine: engine, client: client)]
+         EngineService(engine: engine, client: client, statusTopic: Topics(base: configuration.baseTopic).status)]
     }
 
     /// Closes the store (after the services ended).
@@ -97,6 +97,9 @@ public struct PacerNode: Sendable {
 struct EngineService: Service {
     let engine: NodeEngine
     let client: MQTTClient
+    /// `<base>/status`: set `offline` before the client is disconnected under a stuck engine
+    /// (a clean DISCONNECT does not fire the will).
+    let statusTopic: String
 
     /// How long the engine may take to finish its current input after a shutdown request
     /// before the client is disconnected under it (which settles any wait on the broker, a
@@ -111,6 +114,7 @@ struct EngineService: Service {
                     do { try await gracefulShutdown() } catch { return }  // cancelled: the loop ended
                     try? await Task.sleep(for: Self.stopGrace)
                     if Task.isCancelled { return }
+                    try? await client.publish(to: statusTopic, string: "offline", qos: .atLeastOnce, retain: true)
                     await client.disconnect()
                 }
                 await engine.run()
