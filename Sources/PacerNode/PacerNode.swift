@@ -172,6 +172,9 @@ struct MQTTConnectionService: Service {
                 await client.disconnect()
                 throw error
             }
+            // The client may have been disconnected under a stuck engine (EngineService): this
+            // service still ends only in its turn, after the engine, as the group expects.
+            try? await gracefulShutdown()
             logger.info("stopping: publishing offline and disconnecting")
             do {
                 try await client.publish(to: topics.status, string: "offline", qos: .atLeastOnce, retain: true)
