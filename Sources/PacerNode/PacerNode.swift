@@ -35,14 +35,15 @@ public struct PacerNode: Sendable {
             try? store?.close()
             throw Failure(description: "cannot set up the MQTT client: \(error)")
         }
-        engine = NodeEngine(configuration: configuration, transport: MQTTTransport(client: client), store: store, logger: logger,
+        engine = NodeEngine(configuration: configuration, transport: MQTTTransport(client: client),
+                            store: store.map(DedicatedWriterStore.init), logger: logger,
                             storageProblem: storageProblem)
     }
 
     /// The node's services, in start order: the broker connection, then the engine loop.
     public var services: [any Service] {
         [MQTTConnectionService(configuration: configuration, client: client, engine: engine, logger: logger),
-         EngineService(engine: engine, client: client)]
+         EngineService(engine: engine, client: client, statusTopic: Topics(base: configuration.baseTopic).status)]
     }
 
     /// Closes the store (after the services ended).
@@ -85,6 +86,9 @@ public struct PacerNode: Sendable {
 struct EngineService: Service {
     let engine: NodeEngine
     let client: MQTTClient
+    /// `<base>/status`: set `offline` before the client is disconnected under a stuck engine
+    /// (a clean DISCONNECT does not fire the will).
+    let statusTopic: String
 
     /// How long the engine may take to finish its current input after a shutdown request
     /// before the client is disconnected under it (which settles any wait on the broker, a
@@ -99,6 +103,7 @@ struct EngineService: Service {
                     do { try await gracefulShutdown() } catch { return }  // cancelled: the loop ended
                     try? await Task.sleep(for: Self.stopGrace)
                     if Task.isCancelled { return }
+                    try? await client.publish(to: statusTopic, string: "offline", qos: .atLeastOnce, retain: true)
                     await client.disconnect()
                 }
                 await engine.run()
@@ -156,6 +161,9 @@ struct MQTTConnectionService: Service {
                 await client.disconnect()
                 throw error
             }
+            // The client may have been disconnected under a stuck engine (EngineService): this
+            // service still ends only in its turn, after the engine, as the group expects.
+            try? await gracefulShutdown()
             logger.info("stopping: publishing offline and disconnecting")
             do {
                 try await client.publish(to: topics.status, string: "offline", qos: .atLeastOnce, retain: true)
@@ -184,6 +192,7 @@ struct MQTTConnectionService: Service {
         } catch {
             throw Failure(description: "cannot subscribe to the command topics: \(error)")
         }
+        logger.info("connecting to the broker", metadata: ["broker": "\(configuration.broker.url)"])
         var delay = Duration.seconds(1)
         while true {
             do {
