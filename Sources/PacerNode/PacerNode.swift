@@ -39,7 +39,8 @@ public struct PacerNode: Sendable {
             throw Failure(description: "cannot set up the MQTT client: \(error)")
         }
         sound = configuration.sound.flatMap { $0.enabled ? SoundPlayer(settings: $0, logger: logger) : nil }
-        engine = NodeEngine(configuration: configuration, transport: MQTTTransport(client: client), store: store, logger: logger,
+        engine = NodeEngine(configuration: configuration, transport: MQTTTransport(client: client),
+                            store: store.map(DedicatedWriterStore.init), logger: logger,
                             storageProblem: storageProblem, sound: sound)
     }
 
@@ -49,7 +50,7 @@ public struct PacerNode: Sendable {
         // The sound player first: the group stops services in reverse, so it outlives the engine.
         (sound.map { [SoundService(player: $0)] } ?? [])
             + [MQTTConnectionService(configuration: configuration, client: client, engine: engine, logger: logger),
-               EngineService(engine: engine, client: client)]
+               EngineService(engine: engine, client: client, statusTopic: Topics(base: configuration.baseTopic).status)]
     }
 
     /// Closes the store (after the services ended).
@@ -92,6 +93,9 @@ public struct PacerNode: Sendable {
 struct EngineService: Service {
     let engine: NodeEngine
     let client: MQTTClient
+    /// `<base>/status`: set `offline` before the client is disconnected under a stuck engine
+    /// (a clean DISCONNECT does not fire the will).
+    let statusTopic: String
 
     /// How long the engine may take to finish its current input after a shutdown request
     /// before the client is disconnected under it (which settles any wait on the broker, a
@@ -106,6 +110,7 @@ struct EngineService: Service {
                     do { try await gracefulShutdown() } catch { return }  // cancelled: the loop ended
                     try? await Task.sleep(for: Self.stopGrace)
                     if Task.isCancelled { return }
+                    try? await client.publish(to: statusTopic, string: "offline", qos: .atLeastOnce, retain: true)
                     await client.disconnect()
                 }
                 await engine.run()
@@ -163,6 +168,9 @@ struct MQTTConnectionService: Service {
                 await client.disconnect()
                 throw error
             }
+            // The client may have been disconnected under a stuck engine (EngineService): this
+            // service still ends only in its turn, after the engine, as the group expects.
+            try? await gracefulShutdown()
             logger.info("stopping: publishing offline and disconnecting")
             do {
                 try await client.publish(to: topics.status, string: "offline", qos: .atLeastOnce, retain: true)
@@ -194,6 +202,7 @@ struct MQTTConnectionService: Service {
         } catch {
             throw Failure(description: "cannot subscribe to the command topics: \(error)")
         }
+        logger.info("connecting to the broker", metadata: ["broker": "\(configuration.broker.url)"])
         var delay = Duration.seconds(1)
         while true {
             do {

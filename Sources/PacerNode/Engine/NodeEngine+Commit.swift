@@ -18,7 +18,7 @@ extension NodeEngine {
         var written: [EventKey: EventRecord] = [:]
         if let store, !batch.isEmpty {
             do {
-                let result = try store.commit(batch)
+                let result = try await store.commit(batch)
                 upkeep.requestShiftWritten(batch.shiftRequestsMs)
                 timers.written(batch.upsertTimers.map(\.id))
                 duplicates = Set(result.duplicates.map(EventKey.init))
@@ -77,7 +77,7 @@ extension NodeEngine {
             await publish(to: reply.topic, JSONCoding.encode(reply.body), retain: false, properties: properties)
         }
         if output.settleOutbox { await settleOutbox(now: now) }
-        if !batch.isEmpty { pruneIfDue(now: now) }
+        if !batch.isEmpty { await pruneIfDue(now: now) }
     }
 
     /// The store writes of an output: changed timers (when their revision moved), transition
@@ -113,7 +113,7 @@ extension NodeEngine {
 
     /// Prunes old history and request ids, at most once an hour and only after a write (so an
     /// idle node never wakes up for it).
-    func pruneIfDue(now: Millis) {
+    func pruneIfDue(now: Millis) async {
         guard let store else { return }
         guard upkeep.pruneIsDue(now: now) else { return }
         var policy = RetentionPolicy()
@@ -121,7 +121,7 @@ extension NodeEngine {
         policy.maxEvents = configuration.retention.historyMaxEvents
         policy.requestWindowMs = configuration.limits.dedupWindowMs
         do {
-            _ = try store.prune(policy, nowMs: now)
+            _ = try await store.prune(policy, nowMs: now)
         } catch {
             logger.warning("could not prune the history", metadata: ["error": "\(error)"])
         }
