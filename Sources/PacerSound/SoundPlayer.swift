@@ -89,7 +89,7 @@ public final class SoundPlayer: Sendable {
     public func stop(timeout: Duration = .seconds(2)) {
         state.withLock { $0.stopping = true }
         wake.signal()
-        guard running.load(ordering: .acquiring) else { return }
+        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }  // not started, or stopped before
         let ns = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
         _ = ended.wait(timeout: .now() + .nanoseconds(Int(ns)))
     }
