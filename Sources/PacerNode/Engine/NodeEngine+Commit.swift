@@ -63,6 +63,9 @@ extension NodeEngine {
         }
         // Sound: the speaker's cues, also while disconnected (PacerSound; never blocks).
         sound?.submit(output.events.filter { !duplicates.contains(EventKey($0)) }, nowMs: now)
+        // Home Assistant (NodeEngine+HomeAssistant.swift): a deleted timer's device goes before its
+        // topics are cleared (its sensors would read the empty values).
+        await publishDiscovery(output)
         for id in output.deletedTimers {
             for topic in topics.timer(id).retained { await publish(to: topic, [], retain: true) }
         }
@@ -70,7 +73,6 @@ extension NodeEngine {
             for id in output.changedTimers where !outbox.isHolding(id) { await publishTimer(id, now: now, force: false) }
             if output.infoChanged { await publishInfo() }
         }
-        await publishDiscovery(output)  // Home Assistant (NodeEngine+HomeAssistant.swift)
         for reply in output.replies {
             var properties = MQTTProperties.none
             if let correlation = reply.correlationData { properties.correlationData = correlation }

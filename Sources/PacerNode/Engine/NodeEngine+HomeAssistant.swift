@@ -15,9 +15,11 @@ extension NodeEngine {
         output.republishDiscovery = true
     }
 
-    /// Called by `commit` after the timers' topics: removes the devices of deleted timers (an
-    /// empty retained config), and publishes the configs of new, renamed or re-kinded timers —
-    /// all of them on a (re)connect or when Home Assistant came online.
+    /// Called by `commit` after the events, before the deleted timers' retained topics are
+    /// cleared: removes the devices of deleted timers (an empty retained config; Home Assistant
+    /// would otherwise first read the cleared topics as bad values), and publishes the configs
+    /// of new, renamed or re-kinded timers — all of them on a (re)connect or when Home
+    /// Assistant came online.
     ///
     /// Configs are skipped while disconnected (every one is published on the next connect);
     /// removals are handed to the client like the deleted timers' retained topics.

@@ -106,7 +106,7 @@ struct HomeAssistantDiscovery: Sendable, Equatable {
             // `None`, which Home Assistant shows as unknown.
             component("ends_at", platform: "sensor", name: "Ends at", [
                 "state_topic": .string(t.state), "device_class": "timestamp",
-                "value_template": "{{ value_json.ends_at if value_json.ends_at is defined else None }}",
+                "value_template": "{{ value_json.ends_at if value_json is defined and value_json.ends_at is defined else None }}",
             ]),
             // Empty while no fresh reading: `None` makes it unknown (an empty value would be
             // ignored by a numeric sensor and leave the last reading showing).

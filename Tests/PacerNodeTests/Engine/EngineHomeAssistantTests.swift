@@ -94,6 +94,11 @@ struct EngineHomeAssistantTests {
         let removed = discoveryPublishes(h, from: start)
         #expect(removed.map(\.topic) == [config(h, "k")])
         #expect(removed.allSatisfy { isRetained($0) && isEmpty($0) })
+        // Before the timer's topics are cleared: Home Assistant would read the empty values first.
+        let steps = h.journal.since(start)
+        let removalAt = try #require(steps.firstIndex { $0.topic == config(h, "k") })
+        let clearedAt = try #require(steps.firstIndex { $0.topic == h.topic("k", "state") && isEmpty($0) })
+        #expect(removalAt < clearedAt)
         // Created again under the same id: published again.
         let again = h.journal.count
         try await h.send(["action": "create", "timer": "k", "spec": Self.countdown])
