@@ -46,8 +46,9 @@ actor NodeEngine {
     /// Store work that rides on the next write or happens after one (pruning).
     var upkeep = StoreUpkeep()
 
-    /// Set by `finish()` (from any thread): the loop ends after the input in hand.
-    let stopRequested = Atomic<Bool>(false)
+    /// Set by `finish()` (from any thread): when the loop must stop handling queued inputs
+    /// (nil while running).
+    let stopDeadline = Mutex<ContinuousClock.Instant?>(nil)
     let inputs: AsyncStream<EngineInput>
     let inputContinuation: AsyncStream<EngineInput>.Continuation
 
@@ -86,11 +87,18 @@ actor NodeEngine {
         inputContinuation.yield(input)
     }
 
-    /// Ends the loop after the input in hand; inputs still queued are dropped (a command among
-    /// them was never answered, so nothing acknowledged is lost), so a shutdown does not wait
-    /// for a burst of queued commands to be written one by one.
+    /// How long the loop goes on handling inputs that were queued before `finish()`.
+    static let drainBudget = Duration.milliseconds(500)
+
+    /// Ends the loop: inputs queued before the call are still handled for up to `drainBudget`
+    /// (a command that arrived just before a restart is applied and answered, not dropped after
+    /// libmosquitto acknowledged it to the broker); what is still queued after that is dropped
+    /// unanswered (never acknowledged by the node, so its sender retries), so a shutdown never
+    /// waits for a long burst to be written one by one.
     nonisolated func finish() {
-        stopRequested.store(true, ordering: .releasing)
+        stopDeadline.withLock { deadline in
+            if deadline == nil { deadline = ContinuousClock.now.advanced(by: Self.drainBudget) }
+        }
         inputContinuation.finish()
     }
 
@@ -98,7 +106,7 @@ actor NodeEngine {
     func run() async {
         rescheduleAll()
         for await input in inputs {
-            if stopRequested.load(ordering: .acquiring) { break }
+            if let deadline = stopDeadline.withLock({ $0 }), ContinuousClock.now >= deadline { break }
             await handle(input)
         }
         alarm?.cancel()
