@@ -540,8 +540,8 @@
 
   function onEvent(id, ev) {
     if (ev.type === "finished" || ev.type === "cancelled" || ev.type === "reset" || ev.type === "paused") {
-      // Not the cue foreseen for this very instant (the finish itself).
-      const at = ev.due_ms != null && app.offset != null ? ev.due_ms - app.offset : null;
+      // A completed run's finish keeps the cue foreseen for its very instant (the finish itself).
+      const at = ev.type === "finished" && ev.reason === "completed" && ev.due_ms != null && app.offset != null ? ev.due_ms - app.offset : null;
       sound.cancel((e) => e.timer === id && e.predicted && (at == null || Math.abs(e.dueLocal - at) > 60));
     }
     if (!sound.running || !soundTimer(id) || app.offset == null || ev.due_ms == null) return;
