@@ -149,6 +149,8 @@ actor NodeEngine {
                 return
             }
             command(message, now: now, into: &output)
+        } else if message.topic == topics.time {
+            if !message.retain { timeRequest(message, now: now, into: &output) }  // a retained one is stale
         } else if let id = topics.timerID(ofStateTopic: message.topic) {
             retainedState(message, timer: id, now: now, into: &output)
         } else {
