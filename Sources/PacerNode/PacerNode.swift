@@ -193,6 +193,7 @@ struct MQTTConnectionService: Service {
         do {
             try await client.subscribe(to: topics.command, qos: .atLeastOnce)
             try await client.subscribe(to: topics.timerCommandFilter, qos: .atLeastOnce)
+            try await client.subscribe(to: topics.time, qos: .atLeastOnce)
             for source in configuration.heartRate.sources {
                 try await client.subscribe(to: source.topic, qos: .atMostOnce)
             }

@@ -65,6 +65,9 @@ extension Pacer {
         @OptionGroup var options: NodeOptions
 
         func run() async throws {
+            // Before anything else: a SIGTERM while the node is still starting stops it cleanly.
+            let (earlySignals, signalSources) = EarlySignals.watch()
+            defer { withExtendedLifetime(signalSources) {} }
             let config = try options.load()
             LoggingSystem.bootstrap { label in
                 var handler = StreamLogHandler.standardError(label: label)
@@ -98,6 +101,10 @@ extension Pacer {
             groupConfiguration.maximumGracefulShutdownDuration = .milliseconds(1_500)
             groupConfiguration.maximumCancellationDuration = .milliseconds(400)
             let group = ServiceGroup(configuration: groupConfiguration)
+            if let signal = earlySignals.caughtBeforeStart {
+                logger.notice("signal \(signal) while starting: stopping as soon as the services have started")
+            }
+            await earlySignals.attach(group)
             do {
                 try await group.run()
             } catch {

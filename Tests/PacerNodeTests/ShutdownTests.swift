@@ -42,6 +42,19 @@ struct ShutdownTests {
         }
     }
 
+    /// From its first log line on (`pacer run` catches the signals before it loads its
+    /// configuration; only the few milliseconds of process start before that are the kernel's).
+    @Test("while still starting (database, restore, services): a signal at any moment ends it cleanly",
+          arguments: [0, 5, 20, 60, 150])
+    func signalWhileStarting(afterMs: Int) async throws {
+        try await withUnreachableNode(port: 1) { node in
+            let started = await node.process?.waitForOutput(containing: "starting", timeout: .seconds(20)) == true
+            try #require(started, "the node did not start:\n\(node.log)")
+            try await Task.sleep(for: .milliseconds(afterMs))
+            try await expectPromptExit(node, SIGTERM, "starting (\(afterMs) ms after launch)")
+        }
+    }
+
     @Test("backing off between refused connects (nothing listens on the port)", arguments: [SIGTERM, SIGINT])
     func backingOff(signal: Int32) async throws {
         try await withUnreachableNode(port: 1) { node in

@@ -47,6 +47,7 @@
     client: null, base: null, nodeOnline: null, brokerUp: false,
     info: null, timers: new Map(),            // id -> latest state snapshot
     offset: null, rtt: null, syncMethod: null, // node clock = local clock + offset
+    syncVia: null,                            // the topic whose clock requests were last answered
     lastSync: 0, syncing: false, pending: new Map(), seq: 0,
     bannerTimer: null, flipTimer: null,
   };
@@ -93,6 +94,7 @@
 
   function setBase(base) {
     app.base = base;
+    app.syncVia = null;
     const subs = [base + "/status", base + "/info", base + "/timers/+/state", base + "/timers/+/event", base + "/reply", replyTopic()];
     app.client && app.client.subscribe(subs, 1);
     if (app.client && app.client.connected) resync();
@@ -164,20 +166,41 @@
     p.resolve(r, arrival);
   }
 
-  /** NTP-style: several `time` requests, the one with the smallest round trip wins. */
+  /**
+   * Where to ask for the node's clock: `<base>/time`, which read-only screens may publish to
+   * (deploy/mosquitto/acl.example), unless the node's `info` shows an older node without it
+   * (no `time_topic` capability); then the `time` command on `<base>/cmd`.
+   */
+  function clockTopics() {
+    const time = app.base + "/time", cmd = app.base + "/cmd";
+    const caps = app.info && Array.isArray(app.info.capabilities) ? app.info.capabilities : null;
+    if (caps && !caps.includes("time_topic")) return [cmd];
+    return app.syncVia === cmd ? [cmd, time] : [time, cmd];
+  }
+
+  /**
+   * NTP-style: several clock requests, the one with the smallest round trip wins. When the
+   * first topic gets no answer (an older node, or a broker ACL without the time topic), the
+   * other is tried before giving up (then the live states give the offset).
+   */
   async function resync() {
     if (app.syncing || !app.base) return;
     app.syncing = true;
     try {
       let best = null;
+      const topics = clockTopics();
+      let via = topics.shift();
       for (let i = 0; i < 6 && app.brokerUp; i++) {
-        const res = await request(app.base + "/cmd", { action: "time" }, 2000);
+        const body = via.endsWith("/cmd") ? { action: "time" } : {};
+        const res = await request(via, body, 2000);
         if (res && res.reply && res.reply.ok !== false && typeof res.reply.now_ms === "number") {
+          app.syncVia = via;
           const rtt = res.at - res.sent;
           const offset = res.reply.now_ms - (res.sent + res.at) / 2;
           if (!best || rtt < best.rtt) best = { rtt, offset };
           if (app.syncMethod !== "time") { app.offset = offset; app.rtt = rtt; app.syncMethod = "time"; render(); } // show at once
-        } else if (!res) break; // no answer: the node is down or we may not publish
+        } else if (!res && !best && topics.length) { via = topics.shift(); i--; continue; } // try the other topic
+        else if (!res) break; // no answer: the node is down or we may not publish
         await sleep(120);
       }
       if (best) {
@@ -478,22 +501,34 @@
   }
 
   /**
+   * The cue that sounds when a running segment ends, from the snapshot: the next segment's
+   * start cue (`next_phase`), else on the last segment the alarm (`ack`: it expires) or the
+   * finish. A node older than these fields: the interval timer's next phase, guessed.
+   */
+  function endCue(st) {
+    if ("ack" in st) {
+      if (st.next_phase) return phaseCue(st.next_phase);
+      return st.ack ? "alert" : "finish";
+    }
+    const lastRound = st.round >= st.rounds, lastSet = st.set >= st.sets;
+    if (st.kind !== "interval" || st.segment >= st.segments) return null;
+    if (st.phase === "work" && !(lastRound && lastSet)) return "rest";
+    if ((st.phase === "prepare" || st.phase === "set_rest") || (st.phase === "rest" && !lastRound)) return "work";
+    return null;
+  }
+
+  /**
    * Schedules the cues a running state makes certain, ahead of time: the countdown cues
-   * before the segment ends and, where the next phase is known, its start cue. Events
-   * confirm them (or add the ones that could not be foreseen). A new state cancels the
-   * cues it no longer implies (pause, adjust, skip).
+   * before the segment ends and the cue of its end (`endCue`). Events confirm them (or add
+   * the ones that could not be foreseen). A new state cancels the cues it no longer implies
+   * (pause, adjust, skip).
    */
   function predictCues(id, st) {
     if (!sound.running) return;
     const want = new Map();
     if (soundTimer(id) && app.offset != null && st.status === "running" && st.ends_at_ms != null && !st.counts_up) {
       for (const c of cfg.cues) want.set(id + ":count:" + (st.ends_at_ms - c * 1000), ["count", st.ends_at_ms - c * 1000]);
-      const lastRound = st.round >= st.rounds, lastSet = st.set >= st.sets;
-      let nextCue = null;
-      if (st.kind === "interval" && st.segment < st.segments) {
-        if (st.phase === "work" && !(lastRound && lastSet)) nextCue = "rest";
-        else if ((st.phase === "prepare" || st.phase === "set_rest") || (st.phase === "rest" && !lastRound)) nextCue = "work";
-      }
+      const nextCue = endCue(st);
       if (nextCue) want.set(id + ":" + nextCue + ":" + st.ends_at_ms, [nextCue, st.ends_at_ms]);
     }
     sound.cancel((e, key) => e.timer === id && e.predicted && !want.has(key));
@@ -505,7 +540,9 @@
 
   function onEvent(id, ev) {
     if (ev.type === "finished" || ev.type === "cancelled" || ev.type === "reset" || ev.type === "paused") {
-      sound.cancel((e) => e.timer === id && e.predicted);
+      // A completed run's finish keeps the cue foreseen for its very instant (the finish itself).
+      const at = ev.type === "finished" && ev.reason === "completed" && ev.due_ms != null && app.offset != null ? ev.due_ms - app.offset : null;
+      sound.cancel((e) => e.timer === id && e.predicted && (at == null || Math.abs(e.dueLocal - at) > 60));
     }
     if (!sound.running || !soundTimer(id) || app.offset == null || ev.due_ms == null) return;
     let kind = null;

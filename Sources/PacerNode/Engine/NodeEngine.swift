@@ -51,8 +51,9 @@ actor NodeEngine {
     /// The speaker's cues (PacerSound): the engine only hands events over; nil without `sound:`.
     let sound: SoundPlayer?
 
-    /// Set by `finish()` (from any thread): the loop ends after the input in hand.
-    let stopRequested = Atomic<Bool>(false)
+    /// Set by `finish()` (from any thread): when the loop must stop handling queued inputs
+    /// (nil while running).
+    let stopDeadline = Mutex<ContinuousClock.Instant?>(nil)
     let inputs: AsyncStream<EngineInput>
     let inputContinuation: AsyncStream<EngineInput>.Continuation
 
@@ -98,11 +99,18 @@ actor NodeEngine {
         inputContinuation.yield(input)
     }
 
-    /// Ends the loop after the input in hand; inputs still queued are dropped (a command among
-    /// them was never answered, so nothing acknowledged is lost), so a shutdown does not wait
-    /// for a burst of queued commands to be written one by one.
+    /// How long the loop goes on handling inputs that were queued before `finish()`.
+    static let drainBudget = Duration.milliseconds(500)
+
+    /// Ends the loop: inputs queued before the call are still handled for up to `drainBudget`
+    /// (a command that arrived just before a restart is applied and answered, not dropped after
+    /// libmosquitto acknowledged it to the broker); what is still queued after that is dropped
+    /// unanswered (never acknowledged by the node, so its sender retries), so a shutdown never
+    /// waits for a long burst to be written one by one.
     nonisolated func finish() {
-        stopRequested.store(true, ordering: .releasing)
+        stopDeadline.withLock { deadline in
+            if deadline == nil { deadline = ContinuousClock.now.advanced(by: Self.drainBudget) }
+        }
         inputContinuation.finish()
     }
 
@@ -110,7 +118,7 @@ actor NodeEngine {
     func run() async {
         rescheduleAll()
         for await input in inputs {
-            if stopRequested.load(ordering: .acquiring) { break }
+            if let deadline = stopDeadline.withLock({ $0 }), ContinuousClock.now >= deadline { break }
             await handle(input)
         }
         alarm?.cancel()
@@ -153,6 +161,8 @@ actor NodeEngine {
                 return
             }
             command(message, now: now, into: &output)
+        } else if message.topic == topics.time {
+            if !message.retain { timeRequest(message, now: now, into: &output) }  // a retained one is stale
         } else if let homeAssistant, message.topic == homeAssistant.discovery.statusTopic {
             homeAssistantStatus(message, into: &output)  // NodeEngine+HomeAssistant.swift
         } else if let id = topics.timerID(ofStateTopic: message.topic) {

@@ -58,10 +58,13 @@ final class Journal: Sendable {
 final class RecordingTransport: EngineTransport {
     let journal: Journal
     private let nextToken = Mutex<UInt64>(0)
+    /// The MQTT 5 properties of every plain publish, by topic, in order.
+    let properties = Mutex<[(topic: String, properties: MQTTProperties)]>([])
 
     init(journal: Journal) { self.journal = journal }
 
     nonisolated(nonsending) func publish(to topic: String, payload: [UInt8], retain: Bool, properties: MQTTProperties) async throws(MQTTError) {
+        self.properties.withLock { $0.append((topic, properties)) }
         journal.append(.publish(topic: topic, payload: payload, retain: retain))
     }
 
@@ -129,6 +132,7 @@ final class VirtualTime: Sendable {
 struct EngineHarness {
     let engine: NodeEngine
     let journal: Journal
+    let transport: RecordingTransport
     let store: JournaledStore
     let time: VirtualTime
     let directory: URL
@@ -146,11 +150,12 @@ struct EngineHarness {
         let (database, _) = try PacerDatabase.open(directory: configuration.dataDirectory)
         let journal = Journal()
         let store = JournaledStore(database: database, journal: journal)
-        let engine = NodeEngine(configuration: configuration, transport: RecordingTransport(journal: journal), store: store,
+        let transport = RecordingTransport(journal: journal)
+        let engine = NodeEngine(configuration: configuration, transport: transport, store: store,
                                 logger: Logger(label: "engine-test") { _ in SwiftLogNoOpLogHandler() },
                                 clock: time.clock, usesAlarm: false)
         await engine.restore()
-        return EngineHarness(engine: engine, journal: journal, store: store, time: time, directory: directory)
+        return EngineHarness(engine: engine, journal: journal, transport: transport, store: store, time: time, directory: directory)
     }
 
     /// The same data directory, a new engine (a restart after a crash: nothing was shut down).

@@ -87,7 +87,12 @@ class Env:
             os.chmod(d, 0o755)
             for f in files:
                 os.chmod(os.path.join(d, f), 0o644)
-        self.mqtt_port, self.ws_port = free_port(), free_port()
+        self.mqtt_port, self.ws_port, self.ro_port = free_port(), free_port(), free_port()
+        # The example ACL (deploy/mosquitto/acl.example) on a WebSocket listener of its own:
+        # a page there is an anonymous read-only wall display.
+        self.acl = os.path.join(self.dir, "acl")
+        shutil.copy(os.path.join(ROOT, "deploy", "mosquitto", "acl.example"), self.acl)
+        os.chmod(self.acl, 0o644)
         self.broker = None
         self.node = None
         self.subs = []
@@ -95,12 +100,14 @@ class Env:
     def start_broker(self):
         conf = os.path.join(self.dir, "mosquitto.conf")
         with open(conf, "w") as f:
-            f.write("per_listener_settings false\nset_tcp_nodelay true\nallow_anonymous true\n"
-                    "listener %d 127.0.0.1\nlistener %d 127.0.0.1\nprotocol websockets\nhttp_dir %s\n"
-                    % (self.mqtt_port, self.ws_port, self.www))
+            f.write("per_listener_settings true\nset_tcp_nodelay true\n"
+                    "listener %d 127.0.0.1\nallow_anonymous true\n"
+                    "listener %d 127.0.0.1\nprotocol websockets\nallow_anonymous true\nhttp_dir %s\n"
+                    "listener %d 127.0.0.1\nprotocol websockets\nallow_anonymous true\nacl_file %s\n"
+                    % (self.mqtt_port, self.ws_port, self.www, self.ro_port, self.acl))
         log = open(os.path.join(ART, "mosquitto.log"), "a")
         self.broker = subprocess.Popen(["mosquitto", "-c", conf], stdout=log, stderr=subprocess.STDOUT)
-        assert wait_port(self.mqtt_port) and wait_port(self.ws_port), "mosquitto did not start (see mosquitto.log)"
+        assert wait_port(self.mqtt_port) and wait_port(self.ws_port) and wait_port(self.ro_port), "mosquitto did not start (see mosquitto.log)"
 
     def stop_broker(self):
         if self.broker and self.broker.poll() is None:
@@ -201,6 +208,9 @@ timers:
   - id: sw
     name: Row
     spec: {kind: stopwatch}
+  - id: chime
+    name: Program check
+    spec: {kind: program, ack: true, segments: [{kind: work, duration: 4s}, {kind: cooldown, duration: 3s}]}
 timing:
   cues: [3, 2, 1]
 heart_rate:
@@ -252,7 +262,7 @@ INJECT = r"""
   P.start = function (when) {
     const ctx = this.context, ts = ctx.getOutputTimestamp ? ctx.getOutputTimestamp() : {};
     const rec = { when: when || 0, ct: ctx.currentTime, real: window.__realNow(),
-                  octx: ts.contextTime || 0, operf: ts.performanceTime || 0, cancelled: false, freq: this.frequency ? this.frequency.value : 0 };
+                  octx: ts.contextTime || 0, operf: ts.performanceTime || 0, cancelled: false, freq: this.frequency ? this.frequency.value : 0, wave: this.type || "" };
     rec.at = rec.operf > 0 ? realOrigin + rec.operf + (rec.when - rec.octx) * 1000 : rec.real + (rec.when - rec.ct) * 1000;
     this.__rec = rec; window.__cues.push(rec);
     return start.apply(this, arguments);
@@ -463,11 +473,11 @@ def test_grid(env, pages):
     env.pub(BASE + "/timers/clock/cmd", "start")
     env.pub(BASE + "/timers/sw/cmd", "start")
     pages.open("")  # no ?node=: the page finds the only node on pacer/+/info
-    wait(lambda: len(pages.d.find_elements(By.CSS_SELECTOR, ".card")) == 6, 10, "six cards")
+    wait(lambda: len(pages.d.find_elements(By.CSS_SELECTOR, ".card")) == 7, 10, "seven cards")
     check(pages.js("return window.pacerDashboard.app.base") == BASE, "without ?node= the page found %s" % BASE)
     wait(lambda: pages.js("return document.querySelector('[data-timer=clock]').dataset.phase") == "countdown", 5, "the running clock card")
     phases = pages.js("return [...document.querySelectorAll('.card')].map(c => c.dataset.timer + '=' + c.dataset.phase)")
-    check(sorted(phases) == ["alarm=finished", "beep=idle", "clock=countdown", "done=idle", "main=paused", "sw=session"], "grid: %s" % phases)
+    check(sorted(phases) == ["alarm=finished", "beep=idle", "chime=idle", "clock=countdown", "done=idle", "main=paused", "sw=session"], "grid: %s" % phases)
     sw = "return document.querySelector('[data-timer=sw] .card-digits').textContent"
     first = parse(pages.js(sw))
     wait(lambda: parse(pages.js(sw)) >= first + 2, 4, "the stopwatch counting up")
@@ -475,6 +485,85 @@ def test_grid(env, pages):
     pages.shot("grid-1920x1080")
     pages.shot("grid-phone", (390, 844))
     pages.size(1920, 1080)
+
+
+def test_read_only(env, pages):
+    """A page on the listener with deploy/mosquitto/acl.example: an anonymous wall display
+    that may read, and publish clock requests on <base>/time, nothing else."""
+    pages.open("?node=%s&timer=clock&controls=0&broker=ws://127.0.0.1:%d" % (NODE, env.ro_port))
+    wait(lambda: pages.js("const a = window.pacerDashboard.app; return a.syncMethod == 'time' && !a.syncing"), 15,
+         "a clock sync on the read-only listener")
+    via, offset, rtt = pages.js("const a = window.pacerDashboard.app; return [a.syncVia, a.offset, a.rtt]")
+    check(via == BASE + "/time" and abs(offset) < 50, "read-only page: clock measured on %s (offset %+.1f ms, rtt %.1f ms)" % (via, offset, rtt))
+    st = env.state("clock")
+    for _ in range(4):
+        now = pages.js("return window.__realNow()")
+        if 60 < (st["ends_at_ms"] - now) % 1000 < 940:
+            break
+        time.sleep(0.25)
+    shown, now = pages.js("return [document.getElementById('digits').textContent, window.__realNow()]")
+    want = fmt(int(-(-(st["ends_at_ms"] - now) // 1000)))
+    check(shown == want and pages.text("sync").startswith("clock ±"), "read-only page: digits %s = the node's %s, footer %r" % (shown, want, pages.text("sync")))
+    # It still cannot command: the broker refuses the publish, the node never answers.
+    pages.js("document.querySelector('#controls button[data-action=\"pause\"]').click()")
+    wait(lambda: pages.js("return !document.getElementById('banner').hidden"), 8, "the no-answer banner")
+    check(env.state("clock")["status"] == "running" and pages.text("banner").startswith("No answer"),
+          "read-only page: its Pause is refused by the broker (%r), the timer runs on" % pages.text("banner"))
+
+
+CUE_FIRST = {"count": (880, "square"), "work": (990, "square"), "rest": (990, "triangle"), "prepare": (660, "square"),
+             "finish": (660, "square"), "alert": (1000, "square")}  # each cue's first note (sound.js)
+
+
+def phase_cue(phase):
+    return {"work": "work", "countdown": "work", "session": "work", "rest": "rest", "set_rest": "rest",
+            "cooldown": "rest", "prepare": "prepare"}.get(phase)
+
+
+def expected_cue(ev):
+    t = ev["type"]
+    if t == "countdown":
+        return "count"
+    if t in ("started", "phase"):
+        return phase_cue(ev.get("phase"))
+    if t == "finished":
+        return "finish" if ev.get("reason") == "completed" else None
+    return "alert" if t == "expired" else None
+
+
+def check_sound(name, cues, events):
+    """Every cue event has its cue's first note scheduled at its due_ms. All but `started` (a
+    command: known only when its event arrives) are foreseen from the state: scheduled before
+    their instant (the hook's real clock at start()) and within 20 ms of it."""
+    live = [c for c in cues if not c["cancelled"]]
+    ahead, on_arrival = [], []
+    for _, ev in events:
+        kind = expected_cue(ev)
+        if not kind:
+            continue
+        same = [c for c in live if (round(c["freq"]), c["wave"]) == CUE_FIRST[kind]]
+        near = min(same, key=lambda c: abs(c["at"] - ev["due_ms"])) if same else None
+        d = near["at"] - ev["due_ms"] if near else 1e9
+        before = bool(near) and near["real"] < ev["due_ms"]
+        label = ev["type"] + ("/" + ev["phase"] if ev["type"] == "phase" else "")
+        (on_arrival if ev["type"] == "started" else ahead).append((label, d, before))
+    late = [(at - ev["due_ms"]) for at, ev in events if expected_cue(ev)]
+    print("     %s: events arrived after due_ms:  " % name + pct(late))
+    for what, xs in (("foreseen cues vs due_ms:", ahead), ("cues on arrival vs due_ms:", on_arrival)):
+        if xs:
+            print("     %s: %-27s" % (name, what) + pct([d for _, d, _ in xs]) + " (%s)" % ", ".join("%s %+.1f" % (t, d) for t, d, _ in xs))
+    if ahead:
+        med, worst, _ = stats([d for _, d, _ in ahead])
+        check(med <= MEDIAN_MS and worst <= 50, "%s: foreseen cues on due_ms: median %.1f <= %d ms, worst %.1f <= 50 ms" % (name, med, MEDIAN_MS, worst))
+        not_before = [t for t, _, b in ahead if not b]
+        check(not not_before, "%s: every foreseen cue was scheduled before its instant%s" % (name, (" (not: %s)" % not_before) if not_before else ""))
+    ends = [(t, d) for t, d, _ in ahead if t in ("finished", "expired") or t.startswith("phase/")]
+    check(all(abs(d) <= MEDIAN_MS for _, d in ends), "%s: next-segment and end cues ahead, each within %d ms: %s"
+          % (name, MEDIAN_MS, ", ".join("%s %+.1f" % e for e in ends)))
+    if on_arrival:
+        ds = [d for _, d, _ in on_arrival]
+        check(all(-5 <= d <= 250 for d in ds), "%s: cues on arrival: never early, at most 250 ms late (%s)" % (name, ", ".join("%+.0f" % d for d in ds)))
+    return ahead, on_arrival
 
 
 def test_skew_and_sound(env, pages):
@@ -488,27 +577,32 @@ def test_skew_and_sound(env, pages):
     a = pages.open("?node=%s&timer=clock&controls=0" % NODE, skew=7000)
     b = pages.open("?node=%s&timer=clock&controls=0" % NODE, skew=-3000)
     s = pages.open("?node=%s&timer=beep&sound=1" % NODE, skew=7000)
-    for h in (a, b, s):
+    s2 = pages.open("?node=%s&timer=chime&sound=1" % NODE, skew=-3000)
+    for h in (a, b, s, s2):
         pages.use(h)
         wait(lambda: pages.js("const a = window.pacerDashboard.app; return a.syncMethod == 'time' && !a.syncing"), 10, "a clock sync")
     offsets = []
-    for h in (a, b, s):
+    for h in (a, b, s, s2):
         pages.use(h)
         offsets.append(pages.js("const a = window.pacerDashboard.app; return [a.offset, a.rtt]"))
     print("     measured offsets (ms, node - page): %s" % ", ".join("%+.1f (rtt %.1f)" % (o, r) for o, r in offsets))
     pages.use(a)
     check(pages.js("return getComputedStyle(document.getElementById('controls')).display") == "none", "controls=0 hides the buttons")
-    pages.use(s)
-    wait(lambda: pages.js("return window.pacerDashboard.sound.running"), 5, "the audio context running")
+    for h in (s, s2):
+        pages.use(h)
+        wait(lambda: pages.js("return window.pacerDashboard.sound.running"), 5, "the audio context running")
     rec_rem = env.record(BASE + "/timers/clock/remaining")
     rec_ev = env.record(BASE + "/timers/beep/event")
+    rec_ev2 = env.record(BASE + "/timers/chime/event")
     time.sleep(0.5)
     for h in (a, b):
         pages.use(h)
         pages.js("window.__flips.length = 0; window.__hold = true")
-    pages.use(s)
-    pages.js("window.__cues.length = 0")
+    for h in (s, s2):
+        pages.use(h)
+        pages.js("window.__cues.length = 0")
     env.pub(BASE + "/timers/beep/cmd", "start")
+    env.pub(BASE + "/timers/chime/cmd", "start")
     time.sleep(15)
     flips = {}
     for name, h in (("+7s", a), ("-3s", b)):
@@ -518,8 +612,11 @@ def test_skew_and_sound(env, pages):
         check(held >= 10, "page %s counted alone: %d messages withheld while measuring" % (name, held))
     pages.use(s)
     cues = pages.js("return window.__cues")
+    pages.use(s2)
+    cues2 = pages.js("return window.__cues")
     remaining = {int(p): at for at, p in env.read_record(rec_rem) if p.isdigit()}
     events = [(at, json.loads(p)) for at, p in env.read_record(rec_ev) if p]
+    events2 = [(at, json.loads(p)) for at, p in env.read_record(rec_ev2) if p]
 
     ends = st["ends_at_ms"]
     common = sorted(set(flips["+7s"]) & set(flips["-3s"]) & set(remaining))
@@ -548,32 +645,15 @@ def test_skew_and_sound(env, pages):
               "%s: median %.1f <= %d ms, second worst %.1f <= %d ms, worst %.1f <= %d ms"
               % (name, med, MEDIAN_MS, second, WORST_MS, worst, OUTLIER_MS))
 
-    # Sound: every cue event of the beep timer has a sound scheduled at its due_ms. Countdown
-    # and phase cues are foreseen from the state and scheduled ahead; `started` (a command)
-    # and the last segment's end (finish or alarm: the snapshot does not say which) can only
-    # be scheduled when their event arrives, so they sound as soon as the output allows.
-    live = [c for c in cues if not c["cancelled"]]
-    kinds = ("countdown", "phase", "finished", "started")
-    ahead, on_arrival = [], []
-    for _, ev in events:
-        if ev["type"] not in kinds or ev.get("reason") in ("acknowledged", "auto_dismissed"):
-            continue
-        near = min(live, key=lambda c: abs(c["at"] - ev["due_ms"])) if live else None
-        d = near["at"] - ev["due_ms"] if near else 1e9
-        (ahead if ev["type"] in ("countdown", "phase") else on_arrival).append((ev["type"], d))
-    late = [(at - ev["due_ms"]) for at, ev in events if ev["type"] in kinds]
-    print("     events arrived after due_ms:        " + pct(late))
-    for name, xs in (("foreseen cues vs due_ms:", ahead), ("cues on arrival vs due_ms:", on_arrival)):
-        if xs:
-            print("     %-36s" % name + pct([d for _, d in xs]) + " (%s)" % ", ".join("%s %+.1f" % (t[:5], d) for t, d in xs))
-    n_count = sum(1 for t, _ in ahead if t == "countdown")
-    check(n_count >= 6 and len(ahead) >= 8 and len(on_arrival) >= 2, "cue events seen: %d foreseeable (%d countdown), %d on arrival" % (len(ahead), n_count, len(on_arrival)))
-    if ahead:
-        med, worst, _ = stats([d for _, d in ahead])
-        check(med <= MEDIAN_MS and worst <= 50, "foreseen cues on due_ms: median %.1f <= %d ms, worst %.1f <= 50 ms" % (med, MEDIAN_MS, worst))
-    if on_arrival:
-        ds = [d for _, d in on_arrival]
-        check(all(-5 <= d <= 250 for d in ds), "cues on arrival: never early, at most 250 ms late (%s)" % ", ".join("%+.0f" % d for d in ds))
+    # Sound: an interval timer (its end finishes) on a page at +7 s and a program timer with
+    # ack (its second segment a cool-down, its end expires) on a page at -3 s.
+    ahead, on_arrival = check_sound("interval", cues, events)
+    ahead2, on_arrival2 = check_sound("program ", cues2, events2)
+    kinds = sorted({t for t, _, _ in ahead + ahead2})
+    n_count = sum(1 for t, _, _ in ahead + ahead2 if t == "countdown")
+    check(n_count >= 10 and {"finished", "expired", "phase/cooldown", "phase/rest", "phase/work"} <= set(kinds)
+          and len(on_arrival + on_arrival2) >= 2, "cue events seen: %d foreseeable (%d countdown; %s), %d on arrival"
+          % (len(ahead + ahead2), n_count, ", ".join(kinds), len(on_arrival + on_arrival2)))
     return a
 
 
@@ -617,7 +697,8 @@ def main():
                          ("single view and controls", lambda: test_single_view(env, pages)),
                          ("refused command", lambda: test_refused(env, pages)),
                          ("expired and finished", lambda: test_expired_finished(env, pages)),
-                         ("grid", lambda: test_grid(env, pages))):
+                         ("grid", lambda: test_grid(env, pages)),
+                         ("read-only wall display", lambda: test_read_only(env, pages))):
             print("== " + name, flush=True)
             fn()
         print("== skewed clocks and sound", flush=True)
