@@ -61,8 +61,10 @@ extension NodeEngine {
             if !connected && event.isCue { continue }
             await publishEvent(event)
         }
-        // Sound: the speaker's cues, also while disconnected (PacerSound; never blocks).
-        sound?.submit(output.events.filter { !duplicates.contains(EventKey($0)) }, nowMs: now)
+        // Sound: the speaker's cues, also while disconnected (PacerSound; never blocks). The clock
+        // is read again: the write above may have taken a while, and each cue is placed on its
+        // due_ms relative to this instant.
+        sound?.submit(output.events.filter { !duplicates.contains(EventKey($0)) }, nowMs: clock.now())
         // Home Assistant (NodeEngine+HomeAssistant.swift): a deleted timer's device goes before its
         // topics are cleared (its sensors would read the empty values).
         await publishDiscovery(output)
