@@ -3,6 +3,7 @@ import Logging
 import Mosquitto
 import PacerCore
 @testable import PacerNode
+import PacerSound
 import PacerStore
 import Synchronization
 
@@ -140,7 +141,9 @@ struct EngineHarness {
     static let replyTopic = "test/reply"
 
     /// A harness over the data directory `directory` (a restart keeps it), with the YAML `config`.
-    static func make(config: String = "", directory: URL? = nil, time: VirtualTime = VirtualTime()) async throws -> EngineHarness {
+    /// - Parameter sound: a sound player the engine hands its events to (EngineSoundTests).
+    static func make(config: String = "", directory: URL? = nil, time: VirtualTime = VirtualTime(),
+                     sound: SoundPlayer? = nil) async throws -> EngineHarness {
         let directory = try directory ?? makeTemporaryDirectory("pacer-engine")
         let file = directory.appendingPathComponent("pacer.yaml")
         try config.write(to: file, atomically: false, encoding: .utf8)
@@ -153,7 +156,7 @@ struct EngineHarness {
         let transport = RecordingTransport(journal: journal)
         let engine = NodeEngine(configuration: configuration, transport: transport, store: store,
                                 logger: Logger(label: "engine-test") { _ in SwiftLogNoOpLogHandler() },
-                                clock: time.clock, usesAlarm: false)
+                                clock: time.clock, usesAlarm: false, sound: sound)
         await engine.restore()
         return EngineHarness(engine: engine, journal: journal, transport: transport, store: store, time: time, directory: directory)
     }
