@@ -104,6 +104,11 @@ final class CrashRun {
     /// The first reply to every request id whose outcome is known.
     var firstReplies: [String: JSONValue] = [:]
     var resolvedOrder: [String] = []
+    /// When each request id got its first reply (wall clock): only ids well inside the node's
+    /// dedup window (`limits.dedup_window`, 10 min) are sent again; an older id is a new
+    /// request by design, which a run longer than the window would otherwise count as a bug.
+    var resolvedAtMs: [String: Millis] = [:]
+    static let resendableAgeMs: Millis = 540_000
     var resolved: [String: SentCommand] = [:]
     /// When the node was last killed mid-workout (wall clock).
     var lastKillWallMs: Millis = 0
@@ -298,6 +303,7 @@ final class CrashRun {
         }
         firstReplies[command.requestID] = reply.json
         resolvedOrder.append(command.requestID)
+        resolvedAtMs[command.requestID] = wallNowMs()
         resolved[command.requestID] = command
         guard reply.ok else {
             refused += 1
@@ -367,7 +373,9 @@ final class CrashRun {
         }
 
         // 2. Request ids answered before are still recognised: the first reply, nothing applied.
-        for id in resolvedOrder.shuffled(using: &rng).prefix(3) {
+        let now = wallNowMs()
+        let recent = resolvedOrder.filter { now - (resolvedAtMs[$0] ?? 0) < Self.resendableAgeMs }
+        for id in recent.shuffled(using: &rng).prefix(3) {
             guard let first = firstReplies[id], let command = resolved[id] else { continue }
             let again = try await node.publishCommand(command.json, timer: command.timer, operation: command.operation)
             guard let reply = await node.awaitReply(to: again, timeout: .seconds(10)) else {
