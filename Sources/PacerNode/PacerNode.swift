@@ -76,6 +76,12 @@ public struct PacerNode: Sendable {
         }
     }
 
+    /// Attempts while the broker is away are at most 0.75 s apart, so the node is back within
+    /// a second of the broker accepting connections again (issue 12: after a broker restart,
+    /// and when the broker appears after the node). An attempt against a broker that is down
+    /// costs one refused TCP connect; a node logs the outage once, not per attempt.
+    static let reconnectPolicy = MQTTReconnectPolicy(initialDelay: .milliseconds(250), maximumDelay: .milliseconds(750))
+
     static func mqttConfiguration(_ configuration: NodeConfiguration, topics: Topics) -> MQTTConfiguration {
         var c = configuration.mqttConfiguration(
             clientID: configuration.clientID,
@@ -84,6 +90,7 @@ public struct PacerNode: Sendable {
         // Bounds `disconnect()` when the network thread is stuck in a blocking connect, so a
         // shutdown in that state still ends within 2 s.
         c.shutdownTimeout = .seconds(1)
+        c.reconnect = reconnectPolicy
         return c
     }
 }
@@ -132,6 +139,9 @@ struct MQTTConnectionService: Service {
     let logger: Logger
 
     typealias Failure = PacerNode.Failure
+
+    /// The pause between two `connect()` calls that timed out (each retries inside it too).
+    static let retryDelay = PacerNode.reconnectPolicy.maximumDelay
 
     func run() async throws {
         let topics = Topics(base: configuration.baseTopic)
@@ -204,10 +214,19 @@ struct MQTTConnectionService: Service {
             throw Failure(description: "cannot subscribe to the command topics: \(error)")
         }
         logger.info("connecting to the broker", metadata: ["broker": "\(configuration.broker.url)"])
-        var delay = Duration.seconds(1)
+        // `connect()` itself retries a broker that is not there yet (the reconnect policy: at
+        // most 0.75 s apart) until its connect timeout; this loop calls it again. The outage
+        // is logged when first seen and then once a minute, not per attempt.
+        let waitingSince = ContinuousClock.now
+        var lastLogged: ContinuousClock.Instant?
+        var attempts = 0
         while true {
             do {
                 try await client.connect()
+                if lastLogged != nil {
+                    logger.notice("the broker is reachable again", metadata: ["broker": "\(configuration.broker.url)",
+                                                                            "waited": "\(ContinuousClock.now - waitingSince)"])
+                }
                 break
             } catch {
                 switch error.code {
@@ -215,9 +234,21 @@ struct MQTTConnectionService: Service {
                     throw Failure(description: "cannot connect to \(configuration.broker.url): \(error)")
                 default:
                     try Task.checkCancellation()  // shutdown: no retry
-                    logger.warning("broker not reachable; retrying", metadata: ["broker": "\(configuration.broker.url)", "error": "\(error)", "retry_in": "\(delay)"])
-                    try await Task.sleep(for: delay)
-                    delay = min(delay * 2, .seconds(30))
+                    attempts += 1
+                    let now = ContinuousClock.now
+                    if let last = lastLogged {
+                        if now - last >= .seconds(60) {
+                            lastLogged = now
+                            logger.warning("broker still not reachable; retrying", metadata: [
+                                "broker": "\(configuration.broker.url)", "error": "\(error)", "waited": "\(now - waitingSince)", "calls": "\(attempts)"])
+                        }
+                    } else {
+                        lastLogged = now
+                        logger.warning("broker not reachable; retrying", metadata: [
+                            "broker": "\(configuration.broker.url)", "error": "\(error)",
+                            "retry_every": "\(Self.retryDelay)", "logged": "once a minute while it lasts"])
+                    }
+                    try await Task.sleep(for: Self.retryDelay)
                 }
             }
         }

@@ -108,8 +108,9 @@ extension Pacer {
             do {
                 try await group.run()
             } catch {
-                logger.critical("\(error)")
                 node.close()
+                // Last, so the final line of the log (journalctl's tail) names the cause.
+                logger.critical("\(error)")
                 throw ExitCode(1)
             }
             node.close()

@@ -105,13 +105,20 @@ extension NodeEngine {
         switch event {
         case .connected(let sessionPresent):
             logger.info("connected to the broker", metadata: ["broker": "\(configuration.broker.url)", "session_present": "\(sessionPresent)"])
+            loggedRefusal = nil
             // A new connection whose predecessor's end went unseen is handled by the outbox too.
             output.republishAll = true
         case .disconnected(let reason):
             logger.warning("lost the broker connection; reconnecting", metadata: ["reason": "\(reason)"])
             output.linkActions += outbox.linkDown()
         case .refused(let error):
-            logger.error("the broker refused the connection", metadata: ["error": "\(error)"])
+            // Once per refusal, not per retry: the client retries every 0.75 s at most.
+            if loggedRefusal != error.description {
+                loggedRefusal = error.description
+                logger.error("the broker refused the connection; retrying quietly until it accepts", metadata: ["error": "\(error)"])
+            } else {
+                logger.debug("the broker refused the connection again", metadata: ["error": "\(error)"])
+            }
             output.linkActions += outbox.linkDown()
         case .loopExited(let error):
             logger.critical("the MQTT network thread stopped", metadata: ["error": "\(error)"])

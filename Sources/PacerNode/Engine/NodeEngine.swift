@@ -42,6 +42,8 @@ actor NodeEngine {
     var deadlines = DeadlineQueue()
     /// The link, the outbox check, delivery tokens and marks (EventOutbox.swift).
     var outbox = EventOutbox()
+    /// The broker's refusal last logged (logged once until the next accepted connection).
+    var loggedRefusal: String?
     /// What the retained `info` says (NodeInfo.swift).
     var info: NodeInfo
     /// Store work that rides on the next write or happens after one (pruning).
