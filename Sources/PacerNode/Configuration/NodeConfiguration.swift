@@ -64,6 +64,13 @@ public struct NodeLimits: Sendable, Equatable {
     public var dedupWindowMs: Millis = 600_000
 }
 
+/// A plain retained topic that can flip every second (SPEC: which per-second topics a node
+/// publishes is configurable).
+public enum PerSecondTopic: String, Sendable, CaseIterable {
+    case remaining
+    case display
+}
+
 /// How long history and restorable state are kept.
 public struct RetentionSettings: Sendable, Equatable {
     public var historyMaxAgeMs: Millis = 30 * 86_400_000
@@ -88,6 +95,9 @@ public struct NodeConfiguration: Sendable, Equatable {
     public var timers: [TimerDeclaration] = []
     public var presets: [String: JSONValue] = [:]
     public var retention = RetentionSettings()
+    /// The plain topics republished on every displayed second (`publish.per_second`); the
+    /// others follow `state`, which is published only when something changes.
+    public var perSecondTopics: Set<PerSecondTopic> = Set(PerSecondTopic.allCases)
     /// Where the configuration came from (for logs).
     public var configFile: String?
     /// Where each declared timer stands in the file, for error messages.

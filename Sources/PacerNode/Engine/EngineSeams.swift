@@ -5,16 +5,28 @@ import PacerStore
 /// What the engine sends to the broker: the only MQTT calls it makes. `MQTTTransport` is the
 /// real one; the in-process tests record the calls instead (Tests/PacerNodeTests/Engine).
 ///
-/// Every publish is QoS 1: retained state, events and replies alike. The publishes run on the
+/// Every publish is QoS 1 (retained state, events and replies) but the per-second values
+/// (`publishSuperseding`, QoS 0). The publishes run on the
 /// caller's executor (`nonisolated(nonsending)`, like the client's): the engine does not hop
 /// off its actor and back for each of the many publishes of one input.
 protocol EngineTransport: Sendable {
     /// Publishes and returns once the client has queued it.
     nonisolated(nonsending) func publish(to topic: String, payload: [UInt8], retain: Bool, properties: MQTTProperties) async throws(MQTTError)
+    /// Publishes a retained per-second value (`remaining`, `display`) that the next second
+    /// replaces: QoS 0, since a lost one is superseded within a second and every retained
+    /// topic is republished on reconnect anyway; the broker sends no PUBACK for it.
+    nonisolated(nonsending) func publishSuperseding(to topic: String, payload: [UInt8]) async throws(MQTTError)
     /// Publishes an event of the outbox; `client.deliveries` reports the token on the broker's PUBACK.
     nonisolated(nonsending) func publishTracked(to topic: String, payload: [UInt8]) async throws(MQTTError) -> MQTTDeliveryToken
     func subscribe(to filter: String, qos: MQTTQoS) async throws(MQTTError)
     func unsubscribe(from filter: String) async throws(MQTTError)
+}
+
+extension EngineTransport {
+    /// A transport without a cheaper path publishes per-second values like any retained one.
+    nonisolated(nonsending) func publishSuperseding(to topic: String, payload: [UInt8]) async throws(MQTTError) {
+        try await publish(to: topic, payload: payload, retain: true, properties: .none)
+    }
 }
 
 /// The engine's transport over the real client.
@@ -23,6 +35,10 @@ struct MQTTTransport: EngineTransport {
 
     nonisolated(nonsending) func publish(to topic: String, payload: [UInt8], retain: Bool, properties: MQTTProperties) async throws(MQTTError) {
         try await client.publish(to: topic, payload: payload, qos: .atLeastOnce, retain: retain, properties: properties)
+    }
+
+    nonisolated(nonsending) func publishSuperseding(to topic: String, payload: [UInt8]) async throws(MQTTError) {
+        try await client.publish(to: topic, payload: payload, qos: .atMostOnce, retain: true)
     }
 
     nonisolated(nonsending) func publishTracked(to topic: String, payload: [UInt8]) async throws(MQTTError) -> MQTTDeliveryToken {
