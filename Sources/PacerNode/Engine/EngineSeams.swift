@@ -20,9 +20,19 @@ protocol EngineTransport: Sendable {
     nonisolated(nonsending) func publishTracked(to topic: String, payload: [UInt8]) async throws(MQTTError) -> MQTTDeliveryToken
     func subscribe(to filter: String, qos: MQTTQoS) async throws(MQTTError)
     func unsubscribe(from filter: String) async throws(MQTTError)
+    /// Brackets the publishes of one input: handed to the network thread with one wake-up.
+    func beginBatch()
+    func endBatch()
+    /// The broker has read nothing for a while (publishes wait unwritten): per-second values,
+    /// which the next second supersedes, are skipped rather than queued without bound.
+    var isBacklogged: Bool { get }
 }
 
 extension EngineTransport {
+    func beginBatch() {}
+    func endBatch() {}
+    var isBacklogged: Bool { false }
+
     /// A transport without a cheaper path publishes per-second values like any retained one.
     nonisolated(nonsending) func publishSuperseding(to topic: String, payload: [UInt8]) async throws(MQTTError) {
         try await publish(to: topic, payload: payload, retain: true, properties: .none)
@@ -48,6 +58,11 @@ struct MQTTTransport: EngineTransport {
     func subscribe(to filter: String, qos: MQTTQoS) async throws(MQTTError) {
         try await client.subscribe(to: filter, qos: qos)
     }
+
+    func beginBatch() { client.beginPublishBatch() }
+    func endBatch() { client.endPublishBatch() }
+    /// Over half a second of unwritten packets: per-second values are shed.
+    var isBacklogged: Bool { (client.writeBacklog ?? .zero) > .milliseconds(500) }
 
     func unsubscribe(from filter: String) async throws(MQTTError) {
         try await client.unsubscribe(from: filter)

@@ -41,6 +41,9 @@ extension NodeEngine {
             }
         }
 
+        // Everything this input publishes goes to the network thread with one wake-up.
+        transport.beginBatch()
+        defer { transport.endBatch() }
         await perform(output.linkActions, now: now)
         if output.republishAll { await publishEverything(now: now) }
         // While disconnected, events are not handed to the client's in-memory queue, where a
@@ -169,8 +172,13 @@ extension NodeEngine {
         }
     }
 
-    /// - Parameter superseding: a per-second value the next second replaces (QoS 0).
+    /// - Parameter superseding: a per-second value the next second replaces (QoS 0; shed
+    ///   while the transport is backlogged).
     func publishPlain(_ id: String, topic: String, value: String, force: Bool, superseding: Bool) async {
+        // Under overload (the broker reads slower than we publish), a per-second value is
+        // dropped, not queued: the next second supersedes it. Commands, replies, events and
+        // states are never dropped.
+        if superseding && transport.isBacklogged { return }
         guard linkUp, timers.plainNeedsPublish(id, topic: topic, value: value, force: force) else { return }
         if superseding {
             do {

@@ -59,6 +59,10 @@ final class RecordingTransport: EngineTransport {
     let journal: Journal
     private let nextToken = Mutex<UInt64>(0)
 
+    /// What `isBacklogged` says (a broker that reads slower than the node publishes).
+    let backlogged = Mutex(false)
+    var isBacklogged: Bool { backlogged.withLock { $0 } }
+
     init(journal: Journal) { self.journal = journal }
 
     nonisolated(nonsending) func publish(to topic: String, payload: [UInt8], retain: Bool, properties: MQTTProperties) async throws(MQTTError) {
@@ -130,6 +134,7 @@ struct EngineHarness {
     let engine: NodeEngine
     let journal: Journal
     let store: JournaledStore
+    let transport: RecordingTransport
     let time: VirtualTime
     let directory: URL
     let base = "pacer/t"
@@ -146,11 +151,12 @@ struct EngineHarness {
         let (database, _) = try PacerDatabase.open(directory: configuration.dataDirectory)
         let journal = Journal()
         let store = JournaledStore(database: database, journal: journal)
-        let engine = NodeEngine(configuration: configuration, transport: RecordingTransport(journal: journal), store: store,
+        let transport = RecordingTransport(journal: journal)
+        let engine = NodeEngine(configuration: configuration, transport: transport, store: store,
                                 logger: Logger(label: "engine-test") { _ in SwiftLogNoOpLogHandler() },
                                 clock: time.clock, usesAlarm: false)
         await engine.restore()
-        return EngineHarness(engine: engine, journal: journal, store: store, time: time, directory: directory)
+        return EngineHarness(engine: engine, journal: journal, store: store, transport: transport, time: time, directory: directory)
     }
 
     /// The same data directory, a new engine (a restart after a crash: nothing was shut down).

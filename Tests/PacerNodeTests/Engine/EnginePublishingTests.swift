@@ -91,4 +91,36 @@ struct EnginePublishingTests {
         try await h.send(["action": "create", "timer": "z", "spec": ["kind": "countdown", "duration": "1m"]])
         #expect(h.published(topic, from: late).last?.json?["timers"]?.array?.count == 51)
     }
+
+    @Test("while the broker is backlogged, per-second values are shed; states, events and replies are not")
+    func shedsPerSecondValues() async throws {
+        let h = try await EngineHarness.make(config: """
+            timers:
+              - {id: a, name: A, spec: {kind: countdown, duration: 3s}}
+            """)
+        await h.connect()
+        try await h.send(["action": "start"], timer: "a")
+        h.transport.backlogged.withLock { $0 = true }
+        let start = h.journal.count
+        await h.pass(2_000)
+        #expect(h.published(h.topic("a", "remaining"), from: start).isEmpty, "\(h.journal.since(start))")
+        #expect(h.published(h.topic("a", "display"), from: start).isEmpty)
+        // A command is answered and its state published; the finish's state and event too.
+        let reply = try await h.send(["action": "time"])
+        #expect(reply["ok"] == true)
+        await h.pass(1_000)
+        #expect(h.state("a")?["status"] == "finished")
+        #expect(h.journal.since(start).contains { if case .tracked = $0 { $0.json?["type"] == "finished" } else { false } })
+        // The finish's values go with its state (QoS 1): never shed.
+        let values = h.published(h.topic("a", "remaining"), from: start).compactMap { step -> String? in
+            if case .publish(_, let payload, _) = step { String(decoding: payload, as: UTF8.self) } else { nil }
+        }
+        #expect(values == ["0"], "\(values)")
+        // Once the broker reads again, the flips resume.
+        h.transport.backlogged.withLock { $0 = false }
+        try await h.send(["action": "start", "spec": ["kind": "countdown", "duration": "1m"]], timer: "a")
+        let resumed = h.journal.count
+        await h.pass(2_000)
+        #expect(h.published(h.topic("a", "remaining"), from: resumed).count == 2)
+    }
 }
