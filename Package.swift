@@ -39,6 +39,19 @@ let package = Package(
             dependencies: ["CMosquitto"],
             swiftSettings: swiftSettings
         ),
+        // ALSA, the Linux sound library, from the system (apt: libasound2-dev).
+        .systemLibrary(
+            name: "CALSA",
+            pkgConfig: "alsa",
+            providers: [.apt(["libasound2-dev"])]
+        ),
+        // Sound cues on the node's speaker: tones made in code, played through ALSA (or
+        // rendered to a WAV file) on a thread of their own. The only importer of CALSA.
+        .target(
+            name: "PacerSound",
+            dependencies: ["CALSA", "PacerCore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
         // The timer core: specs, programs, the state machine. Pure: no I/O, no clock.
         .target(
             name: "PacerCore",
@@ -56,7 +69,7 @@ let package = Package(
         .target(
             name: "PacerNode",
             dependencies: [
-                "Mosquitto", "PacerCore", "PacerStore",
+                "Mosquitto", "PacerCore", "PacerStore", "PacerSound",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -108,8 +121,13 @@ let package = Package(
         ),
         .testTarget(
             name: "PacerNodeTests",
-            dependencies: ["PacerNode", "Mosquitto", "PacerCore", "PacerStore", "PacerTestSupport",
+            dependencies: ["PacerNode", "Mosquitto", "PacerCore", "PacerStore", "PacerSound", "PacerTestSupport",
                            .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PacerSoundTests",
+            dependencies: ["PacerSound", "PacerCore", "PacerTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

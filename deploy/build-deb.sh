@@ -102,7 +102,7 @@ Maintainer: Pacer <pacer@localhost>
 Section: misc
 Priority: optional
 Installed-Size: $installed_kb
-Depends: libmosquitto1, libsqlite3-0, libc6, libstdc++6, libgcc-s1, passwd
+Depends: libmosquitto1, libsqlite3-0, libasound2, libc6, libstdc++6, libgcc-s1, passwd
 Recommends: mosquitto
 Suggests: sqlite3, mosquitto-clients
 Description: headless MQTT timer node for gyms and homes

@@ -181,9 +181,9 @@ check_system() {
 }
 
 apt_packages() {
-  local wanted=(libmosquitto1 libsqlite3-0 sqlite3)
+  local wanted=(libmosquitto1 libsqlite3-0 libasound2 sqlite3)
   $broker && wanted+=(mosquitto mosquitto-clients)
-  [[ -z $binary && $mode == install ]] && wanted+=(libmosquitto-dev libsqlite3-dev pkg-config git)
+  [[ -z $binary && $mode == install ]] && wanted+=(libmosquitto-dev libsqlite3-dev libasound2-dev pkg-config git)
   step "apt packages: ${wanted[*]}"
   if ! $live; then echo "   skipped: installing into $R (apt acts on this machine only)"; return; fi
   local missing=() p

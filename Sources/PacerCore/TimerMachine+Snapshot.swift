@@ -44,6 +44,7 @@ extension TimerMachine {
         snapshot.sets = program.sets
         snapshot.segments = program.count
         snapshot.preset = spec.preset
+        snapshot.ack = requiresAck
 
         switch state {
         case .idle, .scheduled:
@@ -51,6 +52,7 @@ extension TimerMachine {
             fill(&snapshot, index: 0, durationMs: first, segmentElapsedMs: 0, remainingMs: first,
                  totalRemainingMs: program.totalMs)
             if case .scheduled(let startAt) = state { snapshot.startAtMs = startAt }
+            snapshot.nextPhase = nextPhase(after: 0)
         case .running(let run):
             let segmentElapsed = now - run.segmentStartMs
             let remaining = run.overtime ? 0 : run.durationMs.map { max(0, $0 - segmentElapsed) }
@@ -62,6 +64,7 @@ extension TimerMachine {
             snapshot.segmentStartedAtMs = run.segmentStartMs
             snapshot.overtime = run.overtime
             if run.overtime { snapshot.progress = 1 }
+            snapshot.nextPhase = nextPhase(of: run)
         case .paused(let run, let pausedAt):
             let segmentElapsed = pausedAt - run.segmentStartMs
             let remaining = run.overtime ? 0 : run.durationMs.map { max(0, $0 - segmentElapsed) }
@@ -71,6 +74,7 @@ extension TimerMachine {
             snapshot.startedAtMs = run.startedAtMs
             snapshot.overtime = run.overtime
             if run.overtime { snapshot.progress = 1 }
+            snapshot.nextPhase = nextPhase(of: run)
         case .expired(let run, _):
             fill(&snapshot, index: run.index, durationMs: run.durationMs, segmentElapsedMs: run.durationMs ?? 0,
                  remainingMs: 0, totalRemainingMs: 0)
@@ -88,6 +92,16 @@ extension TimerMachine {
             snapshot.overtime = ended.run?.overtime ?? false
         }
         return snapshot
+    }
+
+    /// The phase the run enters when its segment ends by itself: nil on the last segment,
+    /// in overtime and in a snooze (those end in expiry, completion or nothing).
+    private func nextPhase(of run: Run) -> Phase? {
+        run.snoozed || run.overtime ? nil : nextPhase(after: run.index)
+    }
+
+    private func nextPhase(after index: Int) -> Phase? {
+        index + 1 < program.count ? program.segments[index + 1].kind.phase : nil
     }
 
     /// Time left in the program from a run with `remaining` left in its segment.

@@ -62,6 +62,13 @@ public struct TimerSnapshot: Sendable, Equatable {
     public var hrAgeMs: Millis?
     /// Heart-rate zone 1...5, filled by the node.
     public var hrZone: Int?
+    /// Whether the end of the last segment expires and waits for an acknowledgement
+    /// (the spec's `ack`; never for a stopwatch), rather than finishing.
+    public var ack: Bool = false
+    /// The phase of the segment that follows the current one when it ends by itself; nil
+    /// on the last segment (then the end expires or finishes, see `ack`), in overtime, in a
+    /// snooze, and once the run is over (expired, finished, cancelled).
+    public var nextPhase: Phase?
 
     /// The retained state payload: snake_case keys of SPEC §3. `ends_at` (ISO 8601 UTC
     /// with ms) and `ends_at_ms` are absent when not running; nullable fields are present
@@ -99,12 +106,14 @@ public struct TimerSnapshot: Sendable, Equatable {
             "hr": .optional(hr),
             "hr_age_ms": .optional(hrAgeMs),
             "hr_zone": .optional(hrZone),
+            "ack": .bool(ack),
         ]
         if let endsAtMs {
             object["ends_at"] = .string(iso8601(ms: endsAtMs))
             object["ends_at_ms"] = .int(endsAtMs)
         }
         if let segmentStartedAtMs { object["segment_started_at_ms"] = .int(segmentStartedAtMs) }
+        if let nextPhase { object["next_phase"] = .string(nextPhase.rawValue) }
         if let startAtMs {
             object["start_at"] = .string(iso8601(ms: startAtMs))
             object["start_at_ms"] = .int(startAtMs)

@@ -2,6 +2,7 @@ import Foundation
 public import Logging
 import Mosquitto
 import PacerCore
+import PacerSound
 import PacerStore
 public import ServiceLifecycle
 
@@ -14,6 +15,8 @@ public struct PacerNode: Sendable {
     let store: PacerDatabase?
     let client: MQTTClient
     let engine: NodeEngine
+    /// The speaker's cues, with `sound:` in the configuration.
+    let sound: SoundPlayer?
 
     /// Why the node stopped when it could not go on.
     public struct Failure: Error, CustomStringConvertible {
@@ -35,14 +38,19 @@ public struct PacerNode: Sendable {
             try? store?.close()
             throw Failure(description: "cannot set up the MQTT client: \(error)")
         }
-        engine = NodeEngine(configuration: configuration, transport: MQTTTransport(client: client), store: store, logger: logger,
-                            storageProblem: storageProblem)
+        sound = configuration.sound.flatMap { $0.enabled ? SoundPlayer(settings: $0, logger: logger) : nil }
+        engine = NodeEngine(configuration: configuration, transport: MQTTTransport(client: client),
+                            store: store.map(DedicatedWriterStore.init), logger: logger,
+                            storageProblem: storageProblem, sound: sound)
     }
 
-    /// The node's services, in start order: the broker connection, then the engine loop.
+    /// The node's services, in start order: the sound player (with `sound:`), the broker
+    /// connection, then the engine loop.
     public var services: [any Service] {
-        [MQTTConnectionService(configuration: configuration, client: client, engine: engine, logger: logger),
-         EngineService(engine: engine, client: client)]
+        // The sound player first: the group stops services in reverse, so it outlives the engine.
+        (sound.map { [SoundService(player: $0)] } ?? [])
+            + [MQTTConnectionService(configuration: configuration, client: client, engine: engine, logger: logger),
+               EngineService(engine: engine, client: client, statusTopic: Topics(base: configuration.baseTopic).status)]
     }
 
     /// Closes the store (after the services ended).
@@ -85,6 +93,9 @@ public struct PacerNode: Sendable {
 struct EngineService: Service {
     let engine: NodeEngine
     let client: MQTTClient
+    /// `<base>/status`: set `offline` before the client is disconnected under a stuck engine
+    /// (a clean DISCONNECT does not fire the will).
+    let statusTopic: String
 
     /// How long the engine may take to finish its current input after a shutdown request
     /// before the client is disconnected under it (which settles any wait on the broker, a
@@ -99,6 +110,7 @@ struct EngineService: Service {
                     do { try await gracefulShutdown() } catch { return }  // cancelled: the loop ended
                     try? await Task.sleep(for: Self.stopGrace)
                     if Task.isCancelled { return }
+                    try? await client.publish(to: statusTopic, string: "offline", qos: .atLeastOnce, retain: true)
                     await client.disconnect()
                 }
                 await engine.run()
@@ -156,6 +168,9 @@ struct MQTTConnectionService: Service {
                 await client.disconnect()
                 throw error
             }
+            // The client may have been disconnected under a stuck engine (EngineService): this
+            // service still ends only in its turn, after the engine, as the group expects.
+            try? await gracefulShutdown()
             logger.info("stopping: publishing offline and disconnecting")
             do {
                 try await client.publish(to: topics.status, string: "offline", qos: .atLeastOnce, retain: true)
@@ -178,12 +193,17 @@ struct MQTTConnectionService: Service {
         do {
             try await client.subscribe(to: topics.command, qos: .atLeastOnce)
             try await client.subscribe(to: topics.timerCommandFilter, qos: .atLeastOnce)
+            try await client.subscribe(to: topics.time, qos: .atLeastOnce)
             for source in configuration.heartRate.sources {
                 try await client.subscribe(to: source.topic, qos: .atMostOnce)
+            }
+            if configuration.homeAssistant.enabled {  // its birth message asks for the discovery configs
+                try await client.subscribe(to: "\(configuration.homeAssistant.prefix)/status", qos: .atLeastOnce)
             }
         } catch {
             throw Failure(description: "cannot subscribe to the command topics: \(error)")
         }
+        logger.info("connecting to the broker", metadata: ["broker": "\(configuration.broker.url)"])
         var delay = Duration.seconds(1)
         while true {
             do {

@@ -65,6 +65,9 @@ extension Pacer {
         @OptionGroup var options: NodeOptions
 
         func run() async throws {
+            // Before anything else: a SIGTERM while the node is still starting stops it cleanly.
+            let (earlySignals, signalSources) = EarlySignals.watch()
+            defer { withExtendedLifetime(signalSources) {} }
             let config = try options.load()
             LoggingSystem.bootstrap { label in
                 var handler = StreamLogHandler.standardError(label: label)
@@ -98,6 +101,10 @@ extension Pacer {
             groupConfiguration.maximumGracefulShutdownDuration = .milliseconds(1_500)
             groupConfiguration.maximumCancellationDuration = .milliseconds(400)
             let group = ServiceGroup(configuration: groupConfiguration)
+            if let signal = earlySignals.caughtBeforeStart {
+                logger.notice("signal \(signal) while starting: stopping as soon as the services have started")
+            }
+            await earlySignals.attach(group)
             do {
                 try await group.run()
             } catch {
@@ -123,6 +130,8 @@ extension Pacer {
                 print("\(file): OK")
                 print("  node \(config.nodeID), base topic \(config.baseTopic), broker \(config.broker.url) (MQTT \(config.broker.mqttVersion))")
                 print("  \(config.timers.count) timer(s), \(config.presets.count) preset(s), \(config.heartRate.sources.count) heart-rate source(s)")
+                print("  Home Assistant discovery " + (config.homeAssistant.enabled ? "on (prefix \(config.homeAssistant.prefix))" : "off"))
+                print("  sound " + (config.sound.map { $0.enabled ? "on (\($0.output))" : "off" } ?? "off"))
             } catch {
                 print(error.description)
                 throw ExitCode(1)

@@ -587,6 +587,60 @@ struct SnapshotAndPersistenceTests {
         #expect(text.contains("\"remaining_ms\":18000"))
     }
 
+    @Test("next_phase and ack say what the end of a running segment brings, before it comes")
+    func snapshotForeseesTheEndOfEachSegment() throws {
+        let specs: [(TimerSpec, Int)] = [
+            (.interval(workMs: 20_000, restMs: 10_000, rounds: 2, prepareMs: 5_000, sets: 2, setRestMs: 30_000, cooldownMs: 60_000), 9),
+            (.interval(workMs: 20_000, restMs: 10_000, rounds: 3, skipLastRest: false, ack: true), 6),
+            (.rest(durationMs: 90_000), 1),
+            (.countdown(durationMs: 5_000), 1),
+            (.program([.init(kind: .work, durationMs: 4_000), .init(kind: .cooldown, durationMs: 3_000),
+                       .init(kind: .session, durationMs: 2_000), .init(kind: .prepare, durationMs: 1_000)], ack: true), 4),
+        ]
+        for (spec, segments) in specs {
+            var m = try makeMachine(spec)
+            #expect(m.snapshot(at: t0).nextPhase == (segments > 1 ? m.program.segments[1].kind.phase : nil))
+            try m.send(startNow, now: t0)
+            var now = t0 + 1
+            var ends = 0
+            while case let snap = m.snapshot(at: now), snap.status == .running, let end = snap.endsAtMs {
+                #expect(snap.ack == spec.ack && snap.json["ack"]?.bool == spec.ack)
+                #expect(snap.json["next_phase"]?.string == snap.nextPhase?.rawValue)
+                let transition = m.advance(to: end).last { $0.type != .countdown && $0.type != .halfway }
+                if let next = snap.nextPhase {
+                    #expect(transition?.type == .phase && transition?.phase == next, "\(spec.kind) segment \(snap.segment)")
+                } else {
+                    #expect(snap.segment == segments, "next_phase is absent only on the last segment")
+                    #expect(transition?.type == (spec.ack ? .expired : .finished), "\(spec.kind) end")
+                }
+                now = end + 1
+                ends += 1
+            }
+            #expect(ends == segments, "\(spec.kind): \(ends) segment ends seen")
+            let over = m.snapshot(at: now)
+            #expect(over.nextPhase == nil && over.json["next_phase"] == nil && over.status == (spec.ack ? .expired : .finished))
+        }
+
+        // A snooze runs the last segment again, then expires again: no next phase.
+        var oven = try makeMachine(.countdown(durationMs: 10_000, ack: true))
+        try oven.send(startNow, now: t0)
+        _ = oven.advance(to: t0 + 10_000)
+        try oven.send(.snooze(seconds: 30), now: t0 + 11_000)
+        let snoozed = oven.snapshot(at: t0 + 12_000)
+        #expect(snoozed.status == .running && snoozed.nextPhase == nil && snoozed.ack)
+        #expect(oven.advance(to: t0 + 41_000).last?.type == .expired)
+
+        // Paused keeps the next phase; a stopwatch never expires, and in overtime nothing follows.
+        var circuit = try makeMachine(.interval(workMs: 20_000, restMs: 10_000, rounds: 2))
+        try circuit.send(startNow, now: t0)
+        try circuit.send(.pause, now: t0 + 5_000)
+        #expect(circuit.snapshot(at: t0 + 6_000).nextPhase == .rest)
+        var stopwatch = try makeMachine(.stopwatch(targetMs: 10_000))
+        try stopwatch.send(startNow, now: t0)
+        #expect(stopwatch.snapshot(at: t0 + 1_000).ack == false && stopwatch.snapshot(at: t0 + 1_000).nextPhase == nil)
+        #expect(stopwatch.snapshot(at: t0 + 11_000).overtime && stopwatch.snapshot(at: t0 + 11_000).nextPhase == nil)
+    }
+
     @Test func eventJSON() throws {
         let event = TimerEvent(type: .phase, timer: "t1", revision: 7, dueMs: 1000, atMs: 1002, phase: .rest, label: nil, round: 3)
         #expect(event.json == ["type": "phase", "timer": "t1", "revision": 7, "due_ms": 1000, "at_ms": 1002, "phase": "rest", "round": 3])

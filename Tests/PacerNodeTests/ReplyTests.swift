@@ -52,6 +52,25 @@ struct ReplyTests {
         }
     }
 
+    @Test("<base>/time: a clock request is answered like time, on a response topic under <base>/reply or on <base>/reply")
+    func timeTopic() async throws {
+        try await withNode { node in
+            let start = node.probe.count
+            let own = node.topic("reply") + "/wall-1"
+            try await node.probe.publish(node.topic("time"), Array(#"{"id":"sync-1"}"#.utf8),
+                                         properties: MQTTProperties(responseTopic: own, correlationData: [4, 2]))
+            let reply = try await node.probe.waitFor(own, from: start)
+            #expect(reply.json?["id"] == "sync-1" && reply.json?["ok"] == true, "\(String(describing: reply.json))")
+            #expect(reply.message.properties.correlationData == [4, 2])
+            let nowMs = try #require(reply.json?["now_ms"]?.int64)
+            #expect(abs(nowMs - reply.wallMs) < 2_000, "the node's clock is this machine's")
+
+            try await node.probe.publish(node.topic("time"), [UInt8]())
+            let plain = try await node.probe.waitFor(node.topic("reply"), from: start)
+            #expect(plain.json?["ok"] == true && plain.json?["id"] == .null && plain.json?["now_ms"] != nil)
+        }
+    }
+
     @Test("an MQTT 3.1.1 client gets its replies on <base>/reply, with the id echoed")
     func mqtt311Client() async throws {
         try await withNode { node in

@@ -25,6 +25,13 @@ struct ShutdownTests {
         print("ShutdownTests: exited \(elapsed) after signal \(signal) while \(state)")
     }
 
+    /// Waits until the node runs its services (signals are handled from then on; before, while
+    /// it opens its database, a signal ends it at once with the default action).
+    private func waitConnecting(_ node: TestNode) async throws {
+        let logged = await node.process?.waitForOutput(containing: "connecting to the broker", timeout: .seconds(20)) == true
+        try #require(logged, "the node did not start connecting:\n\(node.log)")
+    }
+
     /// A node pointed at `port`, launched without waiting for it to be online.
     private func withUnreachableNode(port: Int, _ body: (TestNode) async throws -> Void) async throws {
         var options = NodeOptions(launch: false)
@@ -32,6 +39,19 @@ struct ShutdownTests {
         try await withNode(options) { node in
             try await node.launch(waitOnline: false)
             try await body(node)
+        }
+    }
+
+    /// From its first log line on (`pacer run` catches the signals before it loads its
+    /// configuration; only the few milliseconds of process start before that are the kernel's).
+    @Test("while still starting (database, restore, services): a signal at any moment ends it cleanly",
+          arguments: [0, 5, 20, 60, 150])
+    func signalWhileStarting(afterMs: Int) async throws {
+        try await withUnreachableNode(port: 1) { node in
+            let started = await node.process?.waitForOutput(containing: "starting", timeout: .seconds(20)) == true
+            try #require(started, "the node did not start:\n\(node.log)")
+            try await Task.sleep(for: .milliseconds(afterMs))
+            try await expectPromptExit(node, SIGTERM, "starting (\(afterMs) ms after launch)")
         }
     }
 
@@ -49,6 +69,7 @@ struct ShutdownTests {
         let listener = try StalledListener.start()
         defer { listener.close() }
         try await withUnreachableNode(port: listener.port) { node in
+            try await waitConnecting(node)
             try await Task.sleep(for: .seconds(1))  // well inside the first attempt (5 s)
             #expect(!node.log.contains("broker not reachable"), "the first attempt should still hang:\n\(node.log)")
             try await expectPromptExit(node, SIGTERM, "connecting (TCP connect hangs)")
@@ -60,6 +81,7 @@ struct ShutdownTests {
         let listener = try SilentListener.start()
         defer { listener.close() }
         try await withUnreachableNode(port: listener.port) { node in
+            try await waitConnecting(node)
             try await Task.sleep(for: .seconds(1))
             #expect(!node.log.contains("broker not reachable"), "the first attempt should still wait:\n\(node.log)")
             try await expectPromptExit(node, SIGTERM, "connecting (no CONNACK)")
@@ -92,6 +114,42 @@ struct ShutdownTests {
         }
     }
 
+    @Test("with the engine stuck on a broker that never acknowledges (a SUBACK that never comes): offline, then exit 0")
+    /// The node's own bound (0.8 s, then `offline` and the client disconnected under the
+    /// engine) ends it first; without it the group's escalation (1.5 s) still would.
+    func engineStuckOnTheBroker() async throws {
+        let config = """
+            timers:
+              - {id: egg, name: Egg, spec: {kind: countdown, duration: 1s}}
+            """
+        try await withNode(.init(config: config)) { node in
+            // An event in the outbox: on the next connect the engine subscribes to its own
+            // state topics and waits for the SUBACK.
+            _ = try await node.send(["action": "start"], timer: "egg")
+            await node.kill()
+            try await Task.sleep(for: .milliseconds(1_500))
+            let broker = try ConnackOnlyBroker()
+            defer { broker.close() }
+            var arguments = node.arguments
+            if let index = arguments.firstIndex(of: "--broker") { arguments[index + 1] = "mqtt://127.0.0.1:\(broker.port)" }
+            // A log of its own: the first run's log already says "connected to the broker".
+            let logFile = node.directory.appendingPathComponent("stuck.log")
+            let process = try TestProcess.launch(try PacerExecutable.require(), arguments, outputFile: logFile)
+            defer { process.killSynchronously() }
+            var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+            let connected = await process.waitForOutput(containing: "connected to the broker", timeout: .seconds(20))
+            try #require(connected, "\(log)")
+            try await Task.sleep(for: .milliseconds(300))  // the engine is now waiting for the SUBACK
+            let signalled = ContinuousClock.now
+            process.send(SIGTERM)
+            let exited = await process.waitForExit(timeout: .seconds(10))
+            let elapsed = ContinuousClock.now - signalled
+            #expect(exited && elapsed < .seconds(3), "pacer took \(elapsed) to exit:\n\(log)")
+            #expect(ProcessEnd(waitStatus: process.terminationStatus) == .exited(0), "\(log)")
+            print("ShutdownTests: exited \(elapsed) after SIGTERM with the engine stuck on the broker")
+        }
+    }
+
     @Test("while writing a burst of commands; every command answered is kept")
     func duringWrites() async throws {
         try await withNode { node in
@@ -118,11 +176,51 @@ struct ShutdownTests {
     }
 }
 
+/// A "broker" on 127.0.0.1 that accepts connections, answers each MQTT 5 CONNECT with a
+/// CONNACK (success), then reads and ignores everything: no SUBACK, no PUBACK, ever.
+final class ConnackOnlyBroker: Sendable {
+    let port: Int
+    private let descriptor: Int32
+
+    init() throws {
+        let listener = try SilentListener.start()
+        port = listener.port
+        descriptor = listener.descriptor
+        // Ends when `close()` shuts the listener down (accept fails).
+        let thread = Thread { [descriptor] in
+            while true {
+                let client = accept(descriptor, nil, nil)
+                guard client >= 0 else { return }
+                Thread {
+                    var buffer = [UInt8](repeating: 0, count: 4096)
+                    var answered = false
+                    while true {
+                        let n = read(client, &buffer, buffer.count)
+                        if n <= 0 { break }
+                        if !answered {
+                            answered = true
+                            let connack: [UInt8] = [0x20, 0x03, 0x00, 0x00, 0x00]
+                            _ = connack.withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
+                        }
+                    }
+                    Glibc.close(client)
+                }.start()
+            }
+        }
+        thread.start()
+    }
+
+    func close() {
+        shutdown(descriptor, Int32(SHUT_RDWR))
+        Glibc.close(descriptor)
+    }
+}
+
 /// A port on 127.0.0.1 that completes TCP connections (the kernel's accept queue) but never
 /// reads or answers: an MQTT CONNECT sent there waits for a CONNACK that never comes.
 final class SilentListener: Sendable {
     let port: Int
-    private let descriptor: Int32
+    let descriptor: Int32
 
     static func start() throws -> SilentListener {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)

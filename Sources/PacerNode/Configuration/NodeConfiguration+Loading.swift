@@ -68,7 +68,7 @@ extension NodeConfiguration {
     private mutating func read(_ tree: ConfigTree, with r: inout ConfigReader) -> (Bool, Bool) {
         let top = r.mapping(tree, key: "", known: [
             "node", "base_topic", "broker", "data_dir", "log_level", "limits", "timing",
-            "heart_rate", "timers", "presets", "history", "restore",
+            "heart_rate", "timers", "presets", "history", "restore", "home_assistant", "sound",
             "publish",
         ])
         readPublish(top, &r)
@@ -87,6 +87,8 @@ extension NodeConfiguration {
         readBroker(top["broker"], &r)
         readLimits(top, &r)
         readHeartRate(top["heart_rate"], &r)
+        readHomeAssistant(top["home_assistant"], &r)  // NodeConfiguration+HomeAssistant.swift
+        readSound(top["sound"], &r)  // NodeConfiguration+Sound.swift
         let presetPairs = r.mapping(top["presets"], key: "presets", known: [])
         for (name, node) in presetPairs {
             // A preset named like a built-in replaces it (the gym decides what "tabata" means).

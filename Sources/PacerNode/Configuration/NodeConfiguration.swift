@@ -1,6 +1,7 @@
 import Foundation
 public import Logging
 public import PacerCore
+public import PacerSound
 
 /// How a restored timer comes back after the node was down (SPEC §5).
 public enum RestorePolicy: String, Sendable, Codable, CaseIterable {
@@ -98,6 +99,10 @@ public struct NodeConfiguration: Sendable, Equatable {
     /// The plain topics republished on every displayed second (`publish.per_second`); the
     /// others follow `state`, which is published only when something changes.
     public var perSecondTopics: Set<PerSecondTopic> = Set(PerSecondTopic.allCases)
+    /// Home Assistant MQTT discovery (HomeAssistant/HomeAssistantDiscovery.swift).
+    public var homeAssistant = HomeAssistantSettings()
+    /// Sound cues on the node's speaker (PacerSound); nil without a `sound:` section.
+    public var sound: SoundSettings?
     /// Where the configuration came from (for logs).
     public var configFile: String?
     /// Where each declared timer stands in the file, for error messages.

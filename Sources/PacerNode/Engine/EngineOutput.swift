@@ -24,6 +24,8 @@ struct EngineOutput {
     var infoChanged = false
     /// A (re)connect: publish every retained topic again.
     var republishAll = false
+    /// Home Assistant came online: publish every discovery config again.
+    var republishDiscovery = false
     /// The `.marks` deadline: write the acknowledged events' marks even without other writes.
     var flushMarks = false
     /// The outbox check can be decided (all retained states seen, or its window ended).

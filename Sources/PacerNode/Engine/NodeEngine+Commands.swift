@@ -50,6 +50,38 @@ extension NodeEngine {
         reply(body)
     }
 
+    /// Answers a clock request from the `time` topic (read-only displays may publish there):
+    /// the `time` command's reply, nothing changed, nothing written, no dedup. The reply goes
+    /// to the MQTT 5 response topic only when it lies under `<base>/reply`, so a client that
+    /// may only read cannot make the node publish anywhere else.
+    func timeRequest(_ message: MQTTMessage, now: Millis, into output: inout EngineOutput) {
+        var replyTopic = topics.reply
+        var body: JSONValue
+        switch parser.parseTimeRequest(message.payload, topic: topics.time) {
+        case .success(let id):
+            body = Self.timeBody(now: now).merging(["id": .optional(id), "ok": .bool(true)])
+        case .failure(let error):
+            body = Self.errorBody(id: parser.requestID(in: message.payload).map(JSONValue.string) ?? .null, error)
+        }
+        if let asked = message.properties.responseTopic {
+            if topics.isReplyTopic(asked) && Self.isValidPublishTopic(asked) {
+                replyTopic = asked
+            } else {
+                body = Self.errorBody(id: body["id"] ?? .null, .init(.invalidArgument,
+                    "a clock request's response topic must be \(topics.reply) or lie under it (e.g. \(topics.reply)/wall-1), got '\(asked.prefix(100))'"))
+            }
+        }
+        if case .object(let o) = body, o["ok"] == .bool(false) {
+            logger.notice("rejected a clock request", metadata: ["reason": "\(body)"])
+        }
+        output.replies.append(.init(topic: replyTopic, body: body, correlationData: message.properties.correlationData))
+    }
+
+    /// The `time` reply: the node's clock.
+    static func timeBody(now: Millis) -> JSONValue {
+        .object(["now_ms": .int(now), "now": .string(iso8601(ms: now))])
+    }
+
     /// Read-only requests are not kept for dedup (answering them again is harmless and current).
     static func isRecordable(_ request: NodeCommand.Request) -> Bool {
         switch request {
@@ -94,7 +126,7 @@ extension NodeEngine {
             }
             return .success(.object(["timers": .array(list)]))
         case .time:
-            return .success(.object(["now_ms": .int(now), "now": .string(iso8601(ms: now))]))
+            return .success(Self.timeBody(now: now))
         case .history(let timer, let since, let limit):
             guard let store else { return .success(.object(["events": .array([])])) }
             do {

@@ -18,7 +18,7 @@ extension NodeEngine {
         var written: [EventKey: EventRecord] = [:]
         if let store, !batch.isEmpty {
             do {
-                let result = try store.commit(batch)
+                let result = try await store.commit(batch)
                 upkeep.requestShiftWritten(batch.shiftRequestsMs)
                 timers.written(batch.upsertTimers.map(\.id))
                 duplicates = Set(result.duplicates.map(EventKey.init))
@@ -64,6 +64,13 @@ extension NodeEngine {
             if !connected && event.isCue { continue }
             await publishEvent(event)
         }
+        // Sound: the speaker's cues, also while disconnected (PacerSound; never blocks). The clock
+        // is read again: the write above may have taken a while, and each cue is placed on its
+        // due_ms relative to this instant.
+        sound?.submit(output.events.filter { !duplicates.contains(EventKey($0)) }, nowMs: clock.now())
+        // Home Assistant (NodeEngine+HomeAssistant.swift): a deleted timer's device goes before its
+        // topics are cleared (its sensors would read the empty values).
+        await publishDiscovery(output)
         for id in output.deletedTimers {
             for topic in topics.timer(id).retained { await publish(to: topic, [], retain: true) }
         }
@@ -77,7 +84,7 @@ extension NodeEngine {
             await publish(to: reply.topic, JSONCoding.encode(reply.body), retain: false, properties: properties)
         }
         if output.settleOutbox { await settleOutbox(now: now) }
-        if !batch.isEmpty { pruneIfDue(now: now) }
+        if !batch.isEmpty { await pruneIfDue(now: now) }
     }
 
     /// The store writes of an output: changed timers (when their revision moved), transition
@@ -113,7 +120,7 @@ extension NodeEngine {
 
     /// Prunes old history and request ids, at most once an hour and only after a write (so an
     /// idle node never wakes up for it).
-    func pruneIfDue(now: Millis) {
+    func pruneIfDue(now: Millis) async {
         guard let store else { return }
         guard upkeep.pruneIsDue(now: now) else { return }
         var policy = RetentionPolicy()
@@ -121,7 +128,7 @@ extension NodeEngine {
         policy.maxEvents = configuration.retention.historyMaxEvents
         policy.requestWindowMs = configuration.limits.dedupWindowMs
         do {
-            _ = try store.prune(policy, nowMs: now)
+            _ = try await store.prune(policy, nowMs: now)
         } catch {
             logger.warning("could not prune the history", metadata: ["error": "\(error)"])
         }

@@ -45,7 +45,7 @@ extension NodeEngine {
         rescheduleAll()
         // Written now; published when the broker connection comes up (the outbox check).
         await commitWithoutPublishing(output)
-        pruneIfDue(now: now)
+        await pruneIfDue(now: now)
     }
 
     private func restoreTimer(_ record: TimerRecord, declared: TimerDeclaration?, now: Millis, into output: inout EngineOutput) {
@@ -92,7 +92,7 @@ extension NodeEngine {
     private func commitWithoutPublishing(_ output: EngineOutput) async {
         let batch = makeBatch(output, now: clock.now())
         guard let store, !batch.isEmpty else { return }
-        do { _ = try store.commit(batch) } catch {
+        do { _ = try await store.commit(batch) } catch {
             logger.error("could not write the restored state; its events go out at the first connect", metadata: ["error": "\(error)"])
             // Written again with the next write; the events, not in the outbox, are published
             // from memory (before the states) at the first connect.

@@ -23,7 +23,7 @@ extension NodeEngine {
         if let store {
             // Events the broker already acknowledged are delivered: marked before the check
             // reads the outbox, so it never publishes them again.
-            writeMarks(takeMarks(), to: store)
+            await writeMarks(takeMarks(), to: store)
             do { pending = try store.unpublishedEvents() } catch {
                 logger.error("could not read the event outbox", metadata: ["error": "\(error)"])
             }
@@ -39,11 +39,11 @@ extension NodeEngine {
     }
 
     /// Marks events published in a write of their own (the outbox check cannot wait for one).
-    private func writeMarks(_ seqs: [Int64], to store: any EngineStore) {
+    private func writeMarks(_ seqs: [Int64], to store: any EngineStore) async {
         guard !seqs.isEmpty else { return }
         var marks = StoreBatch()
         marks.markPublished = seqs
-        do { _ = try store.commit(marks) } catch {
+        do { _ = try await store.commit(marks) } catch {
             logger.error("could not mark events as published", metadata: ["error": "\(error)"])
         }
     }
@@ -83,7 +83,7 @@ extension NodeEngine {
                 guard let seq = record.seq else { continue }
                 await publishWrittenEvent(topics.timer(record.timer).event, record.payload, seq: seq)
             case .mark(let seqs):
-                if let store { writeMarks(seqs, to: store) }
+                if let store { await writeMarks(seqs, to: store) }
             case .release(let timers):
                 for id in timers { await publishTimer(id, now: now, force: true) }
             case .unsubscribeFromStates:

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Mosquitto
 import PacerCore
+import PacerSound
 import PacerStore
 import Synchronization
 
@@ -45,9 +46,14 @@ actor NodeEngine {
     var info: NodeInfo
     /// Store work that rides on the next write or happens after one (pruning).
     var upkeep = StoreUpkeep()
+    /// Home Assistant discovery: what was published (nil when `home_assistant.enabled` is false).
+    var homeAssistant: HomeAssistantPublisher?
+    /// The speaker's cues (PacerSound): the engine only hands events over; nil without `sound:`.
+    let sound: SoundPlayer?
 
-    /// Set by `finish()` (from any thread): the loop ends after the input in hand.
-    let stopRequested = Atomic<Bool>(false)
+    /// Set by `finish()` (from any thread): when the loop must stop handling queued inputs
+    /// (nil while running).
+    let stopDeadline = Mutex<ContinuousClock.Instant?>(nil)
     let inputs: AsyncStream<EngineInput>
     let inputContinuation: AsyncStream<EngineInput>.Continuation
 
@@ -59,10 +65,12 @@ actor NodeEngine {
     ///   - store: the database, or nil when the node runs without one.
     ///   - clock: the node's timeline (wall + monotonic, both injectable).
     ///   - usesAlarm: false when a test feeds `.deadline` inputs itself (virtual time).
+    ///   - sound: the speaker's player, handed the events of every commit (nil: no sound).
     init(configuration: NodeConfiguration, transport: any EngineTransport, store: (any EngineStore)?, logger: Logger,
          storageProblem: String? = nil, clock: NodeClock = NodeClock(), version: String = PacerVersion.current,
-         usesAlarm: Bool = true) {
+         usesAlarm: Bool = true, sound: SoundPlayer? = nil) {
         self.configuration = configuration
+        self.sound = sound
         self.topics = Topics(base: configuration.baseTopic)
         self.transport = transport
         self.store = store
@@ -79,6 +87,11 @@ actor NodeEngine {
         self.inputs = stream
         self.inputContinuation = continuation
         self.alarm = usesAlarm ? DeadlineAlarm { continuation.yield(.deadline) } : nil
+        if configuration.homeAssistant.enabled {
+            self.homeAssistant = HomeAssistantPublisher(discovery: HomeAssistantDiscovery(
+                settings: configuration.homeAssistant, nodeID: configuration.nodeID, topics: Topics(base: configuration.baseTopic),
+                version: version, hasHeartRate: !configuration.heartRate.sources.isEmpty))
+        }
     }
 
     /// Hands an input to the loop (safe from any task or thread).
@@ -86,11 +99,18 @@ actor NodeEngine {
         inputContinuation.yield(input)
     }
 
-    /// Ends the loop after the input in hand; inputs still queued are dropped (a command among
-    /// them was never answered, so nothing acknowledged is lost), so a shutdown does not wait
-    /// for a burst of queued commands to be written one by one.
+    /// How long the loop goes on handling inputs that were queued before `finish()`.
+    static let drainBudget = Duration.milliseconds(500)
+
+    /// Ends the loop: inputs queued before the call are still handled for up to `drainBudget`
+    /// (a command that arrived just before a restart is applied and answered, not dropped after
+    /// libmosquitto acknowledged it to the broker); what is still queued after that is dropped
+    /// unanswered (never acknowledged by the node, so its sender retries), so a shutdown never
+    /// waits for a long burst to be written one by one.
     nonisolated func finish() {
-        stopRequested.store(true, ordering: .releasing)
+        stopDeadline.withLock { deadline in
+            if deadline == nil { deadline = ContinuousClock.now.advanced(by: Self.drainBudget) }
+        }
         inputContinuation.finish()
     }
 
@@ -98,7 +118,7 @@ actor NodeEngine {
     func run() async {
         rescheduleAll()
         for await input in inputs {
-            if stopRequested.load(ordering: .acquiring) { break }
+            if let deadline = stopDeadline.withLock({ $0 }), ContinuousClock.now >= deadline { break }
             await handle(input)
         }
         alarm?.cancel()
@@ -142,6 +162,10 @@ actor NodeEngine {
                 return
             }
             command(message, now: now, into: &output)
+        } else if message.topic == topics.time {
+            if !message.retain { timeRequest(message, now: now, into: &output) }  // a retained one is stale
+        } else if let homeAssistant, message.topic == homeAssistant.discovery.statusTopic {
+            homeAssistantStatus(message, into: &output)  // NodeEngine+HomeAssistant.swift
         } else if let id = topics.timerID(ofStateTopic: message.topic) {
             retainedState(message, timer: id, now: now, into: &output)
         } else {

@@ -107,6 +107,32 @@ public struct CommandParser: Sendable {
         }
     }
 
+    /// Parses a clock request from the `time` topic: an empty payload, or a JSON object with
+    /// an optional `id` (and optionally `"action":"time"`). Returns the request id.
+    public func parseTimeRequest(_ payload: [UInt8], topic: String) -> Result<String?, ReplyError> {
+        guard payload.count <= maxPayloadBytes else {
+            return .failure(.init(.payloadTooLarge, "the request is \(payload.count) bytes; the limit is \(maxPayloadBytes) bytes"))
+        }
+        let text = String(decoding: payload, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        if text.isEmpty { return .success(nil) }
+        let example = "send an empty message or {\"id\":\"sync-1\"} on \(topic)"
+        guard case .object(let o)? = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else {
+            return .failure(.init(.badJSON, "a clock request must be empty or a JSON object; \(example)"))
+        }
+        do {
+            let id = try Self.optionalString(o, "id", maxLength: 128)
+            if let action = o["action"], action != .string("time") {
+                return .failure(.init(.unknownAction, "\(topic) only answers the time; send commands on the cmd topics, or \(example)"))
+            }
+            if let key = Set(o.keys).subtracting(["id", "action"]).sorted().first {
+                return .failure(.init(.invalidArgument, "a clock request takes only \"id\", not \"\(key)\"; \(example)"))
+            }
+            return .success(id)
+        } catch {
+            return .failure(error)
+        }
+    }
+
     /// A plain word (`pause`, `+30`, `snooze 120`, ...), read by the core's `TimerOperation(word:)`;
     /// `delete` is the node's own.
     private func parseWord(_ text: String, timer: String) -> Result<NodeCommand, ReplyError> {

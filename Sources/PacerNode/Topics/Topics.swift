@@ -12,6 +12,15 @@ public struct Topics: Sendable, Equatable {
     public var command: String { "\(base)/cmd" }
     /// Replies to commands without an MQTT 5 response topic (out).
     public var reply: String { "\(base)/reply" }
+    /// Clock requests (in): answered like the `time` command; the one topic a read-only
+    /// display may publish to (deploy/mosquitto/acl.example).
+    public var time: String { "\(base)/time" }
+
+    /// Whether a reply may go to `topic` when a read-only client asks for it: `<base>/reply`
+    /// or a topic under it.
+    public func isReplyTopic(_ topic: String) -> Bool {
+        topic == reply || topic.hasPrefix(reply + "/")
+    }
     /// The filter that matches every timer's command topic.
     public var timerCommandFilter: String { "\(base)/timers/+/cmd" }
 

@@ -3,6 +3,7 @@ import Logging
 import Mosquitto
 import PacerCore
 @testable import PacerNode
+import PacerSound
 import PacerStore
 import Synchronization
 
@@ -58,6 +59,8 @@ final class Journal: Sendable {
 final class RecordingTransport: EngineTransport {
     let journal: Journal
     private let nextToken = Mutex<UInt64>(0)
+    /// The MQTT 5 properties of every plain publish, by topic, in order.
+    let properties = Mutex<[(topic: String, properties: MQTTProperties)]>([])
 
     /// What `isBacklogged` says (a broker that reads slower than the node publishes).
     let backlogged = Mutex(false)
@@ -66,6 +69,7 @@ final class RecordingTransport: EngineTransport {
     init(journal: Journal) { self.journal = journal }
 
     nonisolated(nonsending) func publish(to topic: String, payload: [UInt8], retain: Bool, properties: MQTTProperties) async throws(MQTTError) {
+        self.properties.withLock { $0.append((topic, properties)) }
         journal.append(.publish(topic: topic, payload: payload, retain: retain))
     }
 
@@ -93,7 +97,7 @@ final class JournaledStore: EngineStore {
 
     var path: String { database.path }
 
-    func commit(_ batch: StoreBatch) throws(StoreError) -> StoreCommit {
+    func commit(_ batch: StoreBatch) async throws(StoreError) -> StoreCommit {
         let fail = failingWrites.withLock { n -> Bool in
             guard n > 0 else { return false }
             n -= 1
@@ -112,7 +116,7 @@ final class JournaledStore: EngineStore {
     func loadRequests(sinceMs: Int64) throws(StoreError) -> [RequestRecord] { try database.loadRequests(sinceMs: sinceMs) }
     func unpublishedEvents() throws(StoreError) -> [EventRecord] { try database.unpublishedEvents() }
     func history(_ query: HistoryQuery) throws(StoreError) -> [EventRecord] { try database.history(query) }
-    func prune(_ policy: RetentionPolicy, nowMs: Int64) throws(StoreError) -> PruneResult { try database.prune(policy, nowMs: nowMs) }
+    func prune(_ policy: RetentionPolicy, nowMs: Int64) async throws(StoreError) -> PruneResult { try database.prune(policy, nowMs: nowMs) }
 }
 
 /// Virtual time: a wall clock and a monotonic clock the test moves by hand.
@@ -133,15 +137,17 @@ final class VirtualTime: Sendable {
 struct EngineHarness {
     let engine: NodeEngine
     let journal: Journal
-    let store: JournaledStore
     let transport: RecordingTransport
+    let store: JournaledStore
     let time: VirtualTime
     let directory: URL
     let base = "pacer/t"
     static let replyTopic = "test/reply"
 
     /// A harness over the data directory `directory` (a restart keeps it), with the YAML `config`.
-    static func make(config: String = "", directory: URL? = nil, time: VirtualTime = VirtualTime()) async throws -> EngineHarness {
+    /// - Parameter sound: a sound player the engine hands its events to (EngineSoundTests).
+    static func make(config: String = "", directory: URL? = nil, time: VirtualTime = VirtualTime(),
+                     sound: SoundPlayer? = nil) async throws -> EngineHarness {
         let directory = try directory ?? makeTemporaryDirectory("pacer-engine")
         let file = directory.appendingPathComponent("pacer.yaml")
         try config.write(to: file, atomically: false, encoding: .utf8)
@@ -154,9 +160,9 @@ struct EngineHarness {
         let transport = RecordingTransport(journal: journal)
         let engine = NodeEngine(configuration: configuration, transport: transport, store: store,
                                 logger: Logger(label: "engine-test") { _ in SwiftLogNoOpLogHandler() },
-                                clock: time.clock, usesAlarm: false)
+                                clock: time.clock, usesAlarm: false, sound: sound)
         await engine.restore()
-        return EngineHarness(engine: engine, journal: journal, store: store, transport: transport, time: time, directory: directory)
+        return EngineHarness(engine: engine, journal: journal, transport: transport, store: store, time: time, directory: directory)
     }
 
     /// The same data directory, a new engine (a restart after a crash: nothing was shut down).

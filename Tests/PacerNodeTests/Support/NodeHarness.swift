@@ -201,6 +201,11 @@ final class TestNode: Sendable {
                 $0.hasPrefix(base + "/") && !$0.hasSuffix("/cmd") && !$0.hasSuffix("/event") && $0 != topic("reply")
             }
             for topic in topics.sorted() { try? await probe.publish(topic, [], retain: true) }
+            // The Home Assistant discovery configs under the default prefix, one per timer seen.
+            let timers = Set(topics.compactMap { $0.dropFirst(base.count + 1).split(separator: "/").dropFirst().first.map(String.init) })
+            for timer in timers.sorted() where topics.contains(topic(timer, "state")) {
+                try? await probe.publish("homeassistant/device/\(nodeID)_\(timer)/config", [], retain: true)
+            }
         }
         await probe.disconnect()
     }

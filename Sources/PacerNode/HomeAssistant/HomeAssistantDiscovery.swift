@@ -1,0 +1,173 @@
+import PacerCore
+
+/// Home Assistant MQTT discovery, as configured (`home_assistant:` in the YAML file).
+public struct HomeAssistantSettings: Sendable, Equatable {
+    /// On by default: a node on a broker Home Assistant watches shows up there by itself.
+    public var enabled = true
+    /// Home Assistant's discovery prefix (its MQTT integration's setting; default `homeassistant`).
+    public var prefix = "homeassistant"
+
+    public init(enabled: Bool = true, prefix: String = "homeassistant") {
+        self.enabled = enabled
+        self.prefix = prefix
+    }
+}
+
+/// Builds the device-based discovery payloads of Home Assistant's MQTT integration: one device
+/// per timer, at `<prefix>/device/<node>_<timer>/config` (docs/home-assistant.md). Pure: it
+/// only turns a timer's id, name and kind and the node's topics into JSON.
+struct HomeAssistantDiscovery: Sendable, Equatable {
+    /// What a timer's discovery payload depends on: a change of any of them republishes it.
+    struct Subject: Sendable, Equatable {
+        var id: String
+        var name: String
+        var kind: TimerKind
+    }
+
+    let prefix: String
+    let nodeID: String
+    let topics: Topics
+    let version: String
+    /// Whether the node has heart-rate sources: without, the heart-rate sensor starts disabled.
+    let hasHeartRate: Bool
+
+    init(settings: HomeAssistantSettings, nodeID: String, topics: Topics, version: String, hasHeartRate: Bool) {
+        self.prefix = settings.prefix
+        self.nodeID = nodeID
+        self.topics = topics
+        self.version = version
+        self.hasHeartRate = hasHeartRate
+    }
+
+    /// Home Assistant's birth and last-will topic: `online` there asks for every config again.
+    var statusTopic: String { "\(prefix)/status" }
+
+    /// `<prefix>/device/<node>_<timer>/config`. Node and timer ids use `[a-z0-9_-]` only, which
+    /// is within the `[a-zA-Z0-9_-]` Home Assistant allows for an object id.
+    func configTopic(timer id: String) -> String { "\(prefix)/device/\(objectID(timer: id))/config" }
+
+    /// `<node>_<timer>`: the device's object id, its identifier and the stem of its unique ids.
+    func objectID(timer id: String) -> String { "\(nodeID)_\(id)" }
+
+    /// The buttons, in the order Home Assistant lists them, with the plain word each publishes
+    /// to the timer's `cmd` topic (the word is the action's name).
+    static let buttons: [(action: TimerAction, name: String, icon: String)] = [
+        (.start, "Start", "mdi:play"),
+        (.pause, "Pause", "mdi:pause"),
+        (.resume, "Resume", "mdi:play-pause"),
+        (.skip, "Skip", "mdi:skip-next"),
+        (.cancel, "Cancel", "mdi:stop"),
+        (.ack, "Acknowledge", "mdi:check"),
+    ]
+
+    /// The events the event entity fires: every event but the cues (`countdown`, `halfway`,
+    /// `alert`), which come every second or so and would flood Home Assistant's logbook.
+    static let eventTypes: [EventType] = EventType.allCases.filter { type in
+        switch type {
+        case .countdown, .halfway, .alert: false
+        case .started, .phase, .paused, .resumed, .adjusted, .skipped, .expired, .acknowledged, .finished,
+             .cancelled, .scheduled, .reset, .rewound, .snoozed: true
+        }
+    }
+
+    /// The node's events carry `type`; Home Assistant's event entity wants `event_type`. The
+    /// template passes every field through as an attribute, adds `event_type`, and renders
+    /// nothing (which Home Assistant ignores) for a type not in `event_types`.
+    static var eventTemplate: String {
+        let list = eventTypes.map { "'\($0.rawValue)'" }.joined(separator: ",")
+        return "{% if value_json['type'] in [\(list)] %}{{ dict(value_json, event_type=value_json['type']) | tojson }}{% endif %}"
+    }
+
+    /// The discovery payload of one timer: `dev`, `o`, the shared availability and QoS, and
+    /// `cmps` (sensors, buttons, the event entity). Keys are written in full inside `cmps`.
+    func config(for timer: Subject) -> JSONValue {
+        let t = topics.timer(timer.id)
+        let stem = "pacer_\(objectID(timer: timer.id))"
+        func component(_ key: String, platform: String, name: String, _ fields: [String: JSONValue]) -> (String, JSONValue) {
+            var object = fields
+            object["platform"] = .string(platform)
+            object["name"] = .string(name)
+            object["unique_id"] = .string("\(stem)_\(key)")
+            return (key, .object(object))
+        }
+        var components: [(String, JSONValue)] = [
+            component("remaining", platform: "sensor", name: "Remaining", [
+                "state_topic": .string(t.remaining), "device_class": "duration", "unit_of_measurement": "s",
+                "icon": "mdi:timer-outline",
+            ]),
+            component("phase", platform: "sensor", name: "Phase", [
+                "state_topic": .string(t.phase), "device_class": "enum",
+                "options": .array(Phase.allCases.map { .string($0.rawValue) }), "icon": "mdi:run",
+            ]),
+            component("round", platform: "sensor", name: "Round", [
+                "state_topic": .string(t.round), "icon": "mdi:counter",
+            ]),
+            // From the retained state: `ends_at` is there only while the timer runs; otherwise
+            // `None`, which Home Assistant shows as unknown.
+            component("ends_at", platform: "sensor", name: "Ends at", [
+                "state_topic": .string(t.state), "device_class": "timestamp",
+                "value_template": "{{ value_json.ends_at if value_json is defined and value_json.ends_at is defined else None }}",
+            ]),
+            // Empty while no fresh reading: `None` makes it unknown (an empty value would be
+            // ignored by a numeric sensor and leave the last reading showing).
+            component("heart_rate", platform: "sensor", name: "Heart rate", [
+                "state_topic": .string(t.hr), "unit_of_measurement": "bpm", "state_class": "measurement",
+                "value_template": "{{ value if value else None }}", "icon": "mdi:heart-pulse",
+                "enabled_by_default": .bool(hasHeartRate),
+            ]),
+        ]
+        for button in Self.buttons {
+            components.append(component(button.action.rawValue, platform: "button", name: button.name, [
+                "command_topic": .string(t.command), "payload_press": .string(button.action.rawValue), "icon": .string(button.icon),
+            ]))
+        }
+        components.append(component("event", platform: "event", name: "Event", [
+            "state_topic": .string(t.event), "event_types": .array(Self.eventTypes.map { .string($0.rawValue) }),
+            "value_template": .string(Self.eventTemplate),
+        ]))
+        return .object([
+            "dev": .object([
+                "ids": .array([.string(stem)]),
+                "name": .string(timer.name),
+                "mf": "Pacer",
+                "mdl": .string("\(timer.kind.rawValue) timer"),
+                "sw": .string(version),
+            ]),
+            "o": .object(["name": "Pacer", "sw": .string(version)]),
+            // Shared by every component: the node's `online`/`offline` and QoS 1 both ways.
+            "availability_topic": .string(topics.status),
+            "qos": 1,
+            "cmps": .object(Dictionary(uniqueKeysWithValues: components)),
+        ])
+    }
+}
+
+/// What the node last published to Home Assistant: a timer's config is republished only when
+/// what it depends on changed (created, renamed, its kind changed), or when asked for all.
+struct HomeAssistantPublisher: Sendable {
+    let discovery: HomeAssistantDiscovery
+    private var published: [String: HomeAssistantDiscovery.Subject] = [:]
+
+    init(discovery: HomeAssistantDiscovery) { self.discovery = discovery }
+
+    /// A config to publish (retained), or an empty payload that removes a deleted timer's device.
+    struct Message: Sendable, Equatable {
+        var topic: String
+        var payload: [UInt8]
+    }
+
+    /// The configs of `timers` that changed since they were last published (all with `force`).
+    mutating func configs(for timers: [HomeAssistantDiscovery.Subject], force: Bool) -> [Message] {
+        timers.compactMap { timer in
+            guard force || published[timer.id] != timer else { return nil }
+            published[timer.id] = timer
+            return Message(topic: discovery.configTopic(timer: timer.id), payload: JSONCoding.encode(discovery.config(for: timer)))
+        }
+    }
+
+    /// The empty retained config that removes a deleted timer's device from Home Assistant.
+    mutating func removal(of id: String) -> Message {
+        published[id] = nil
+        return Message(topic: discovery.configTopic(timer: id), payload: [])
+    }
+}

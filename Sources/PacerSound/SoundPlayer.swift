@@ -1,0 +1,211 @@
+import Dispatch
+import Foundation
+public import Logging
+public import PacerCore
+import Synchronization
+
+/// Plays the cues of timer events on its own thread, each at its event's due instant.
+///
+/// The engine hands over the events of each commit with `submit(_:nowMs:)`, which only queues
+/// them and never blocks (no I/O, no waiting on the device). The player's thread does the rest:
+/// - a device (ALSA): it sleeps until shortly before a cue's instant (`due_ms` + `latency`,
+///   measured from the engine's `now` on the monotonic clock), writes silence up to the instant
+///   and then the tones, mixing cues that overlap;
+/// - a WAV file: it renders each cue at once at `due_ms` on the file's sample timeline, whose
+///   sample 0 is logged when the first cue arrives.
+///
+/// A device that is missing or fails is logged once; the node goes on, and the player tries
+/// the device again at most every 30 s (a speaker plugged in later is picked up).
+///
+/// Threading: the queue is behind a `Mutex`; the output (ALSA handle or file buffer) lives
+/// only on the player's thread.
+public final class SoundPlayer: Sendable {
+    public static let sampleRate = 44_100
+    /// A cue more than this late when handed over is dropped (a timer restored after the node
+    /// was down reports its end, but a beep for it now would only confuse).
+    public static let maxLatenessMs: Millis = 1_000
+    /// How long before a cue's instant the thread wakes to write it.
+    static let leadNs: Int64 = 40_000_000
+    /// Cues starting within this of the first one go into the same buffer (mixed).
+    static let batchNs: Int64 = 300_000_000
+    static let retryNs: Int64 = 30_000_000_000
+
+    public let settings: SoundSettings
+    let logger: Logger
+
+    private struct Pending {
+        var cue: SoundCue
+        var volume: Double
+        var dueMs: Millis
+        /// When it should sound, in `DispatchTime` uptime nanoseconds.
+        var startNs: Int64
+    }
+
+    private struct State {
+        var pending: [Pending] = []
+        var stopping = false
+    }
+
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+    private let ended = DispatchSemaphore(value: 0)
+    private let running = Atomic<Bool>(false)
+
+    public init(settings: SoundSettings, logger: Logger) {
+        self.settings = settings
+        self.logger = logger
+    }
+
+    /// The engine's hook: queues the cues of `events` (those with a cue that is on) and returns.
+    /// - Parameter nowMs: the instant the engine handled them at, on the same timeline as `due_ms`.
+    public func submit(_ events: [TimerEvent], nowMs: Millis) {
+        let nowNs = Int64(DispatchTime.now().uptimeNanoseconds)
+        var added = false
+        state.withLock { state in
+            for event in events {
+                guard let cue = SoundCue.cue(for: event), let volume = settings.volume(of: cue) else { continue }
+                guard nowMs - event.dueMs <= Self.maxLatenessMs else { continue }
+                let startNs = nowNs + (event.dueMs - nowMs + Millis(settings.latencyMs)) * 1_000_000
+                state.pending.append(Pending(cue: cue, volume: volume, dueMs: event.dueMs, startNs: startNs))
+                added = true
+            }
+        }
+        if added { wake.signal() }
+    }
+
+    /// Starts the player's thread (once).
+    public func start() {
+        guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let thread = Thread { [self] in
+            self.loop()
+            self.ended.signal()
+        }
+        thread.name = "pacer-sound"
+        thread.start()
+    }
+
+    /// Stops the thread: a file output renders what is queued first; a device drops it.
+    /// Waits at most `timeout` for the thread to end.
+    public func stop(timeout: Duration = .seconds(2)) {
+        state.withLock { $0.stopping = true }
+        wake.signal()
+        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }  // not started, or stopped before
+        let ns = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+        _ = ended.wait(timeout: .now() + .nanoseconds(Int(ns)))
+    }
+
+    // MARK: - The thread
+
+    private enum Next {
+        case wait(untilNs: Int64?)
+        case play([Pending])
+        case stop
+    }
+
+    private func loop() {
+        let synth = ToneSynth(sampleRate: Self.sampleRate)
+        switch settings.output {
+        case .file(let path):
+            renderLoop(WAVRenderer(path: path, sampleRate: Self.sampleRate), synth: synth)
+        case .alsa(let device):
+            deviceLoop(ALSAOutput(device: device, sampleRate: Self.sampleRate), synth: synth)
+        }
+    }
+
+    /// Waits for the semaphore until `untilNs` (or a new cue / stop).
+    private func sleep(untilNs: Int64?) {
+        if let untilNs {
+            _ = wake.wait(timeout: DispatchTime(uptimeNanoseconds: UInt64(max(0, untilNs))))
+        } else {
+            wake.wait()
+        }
+    }
+
+    private func renderLoop(_ file: WAVRenderer, synth: ToneSynth) {
+        var originMs: Millis?
+        var reported = false
+        while true {
+            let (batch, stopping) = state.withLock { state -> ([Pending], Bool) in
+                defer { state.pending = [] }
+                return (state.pending, state.stopping)
+            }
+            if batch.isEmpty {
+                if stopping { return }
+                sleep(untilNs: nil)
+                continue
+            }
+            for cue in batch.sorted(by: { $0.dueMs < $1.dueMs }) {
+                if originMs == nil {
+                    // A whole second at least 1 s before the first cue.
+                    let origin = (cue.dueMs / 1000 - 1) * 1000
+                    originMs = origin
+                    logger.info("sound: rendering cues to \(file.path); sample 0 is \(origin) ms (\(iso8601(ms: origin)))",
+                                metadata: ["origin_ms": "\(origin)", "sample_rate": "\(Self.sampleRate)"])
+                }
+                let position = Int((cue.dueMs - originMs!) * Millis(Self.sampleRate) / 1000)
+                if !file.mix(synth.render(cue.cue, volume: cue.volume), at: position), !reported {
+                    reported = true
+                    logger.warning("sound: the file \(file.path) is full (\(file.maxSamples / Self.sampleRate) s); later cues are not rendered")
+                }
+            }
+            do { try file.write() } catch {
+                if !reported { logger.warning("sound: \(error); the node goes on without sound") }
+                reported = true
+            }
+        }
+    }
+
+    private func deviceLoop(_ device: ALSAOutput, synth: ToneSynth) {
+        /// Whether a failure was logged since the device last worked (logged once).
+        var failing = false
+        var nextAttemptNs: Int64 = 0
+        defer { device.close() }
+        while true {
+            let nowNs = Int64(DispatchTime.now().uptimeNanoseconds)
+            let next = state.withLock { state -> Next in
+                if state.stopping { return .stop }
+                guard let first = state.pending.min(by: { $0.startNs < $1.startNs }) else { return .wait(untilNs: nil) }
+                if first.startNs - Self.leadNs > nowNs { return .wait(untilNs: first.startNs - Self.leadNs) }
+                let limit = first.startNs + Self.batchNs
+                let batch = state.pending.filter { $0.startNs <= limit }
+                state.pending.removeAll { $0.startNs <= limit }
+                return .play(batch)
+            }
+            switch next {
+            case .stop: return
+            case .wait(let untilNs): sleep(untilNs: untilNs)
+            case .play(let batch):
+                if !device.isOpen {
+                    guard nowNs >= nextAttemptNs else { continue }  // the cues are dropped until the retry
+                    do {
+                        try device.open()
+                        if failing { logger.notice("sound: the device \(device.device) works again") }
+                        failing = false
+                    } catch {
+                        nextAttemptNs = nowNs + Self.retryNs
+                        if !failing { logger.warning("sound: \(error); the node goes on without sound and tries again every 30 s") }
+                        failing = true
+                        continue
+                    }
+                }
+                // The buffer is heard after what the device still has queued.
+                let startNs = Int64(DispatchTime.now().uptimeNanoseconds) + Int64(device.queuedFrames()) * 1_000_000_000 / Int64(Self.sampleRate)
+                var buffer: [Int16] = []
+                for cue in batch {
+                    let offset = max(0, Int((cue.startNs - startNs) * Int64(Self.sampleRate) / 1_000_000_000))
+                    let tone = synth.render(cue.cue, volume: cue.volume)
+                    if buffer.count < offset + tone.count { buffer += repeatElement(0, count: offset + tone.count - buffer.count) }
+                    for (i, sample) in tone.enumerated() { buffer[offset + i] = Int16(clamping: Int32(buffer[offset + i]) + Int32(sample)) }
+                }
+                do {
+                    try device.play(buffer)
+                } catch {
+                    if !failing { logger.warning("sound: \(error); the node goes on without sound and tries again every 30 s") }
+                    failing = true
+                    device.close()
+                    nextAttemptNs = nowNs + Self.retryNs
+                }
+            }
+        }
+    }
+}
