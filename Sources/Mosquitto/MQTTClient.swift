@@ -221,6 +221,33 @@ public final class MQTTClient: @unchecked Sendable {
         try await publish(to: topic, payload: Array(string.utf8), qos: qos, retain: retain, properties: properties)
     }
 
+    /// Starts a batch of publishes: until the matching ``endPublishBatch()``, publishes are
+    /// queued in libmosquitto without waking the network thread for each one; the end of
+    /// the batch wakes it once, and it writes them all in one go. For the many publishes of
+    /// one instant (a node's per-second values): one thread hand-off instead of one per
+    /// message. Order is kept; a publish of another task during the batch waits for its end
+    /// (or for the network thread's next wake-up). Batches may nest; every begin needs its
+    /// end. Over TLS (`mosquitto_loop` wakes on every packet) it changes nothing.
+    public func beginPublishBatch() {
+        core.beginBatch()
+    }
+
+    /// Ends a batch begun by ``beginPublishBatch()``: the network thread writes what it queued.
+    public func endPublishBatch() {
+        core.endBatch()
+    }
+
+    /// How long packets have been waiting to be written because the socket's buffer is full
+    /// (the broker reads slower than this client publishes); nil when nothing waits, and
+    /// always nil over TLS, where it cannot be told. A publisher of values that supersede
+    /// each other can skip them while this grows, instead of queueing them without bound.
+    public var writeBacklog: Duration? {
+        let since = core.backlogSinceNs.load(ordering: .acquiring)
+        guard since != 0 else { return nil }
+        let now = DispatchTime.now().uptimeNanoseconds
+        return .nanoseconds(Int64(clamping: now >= since ? now - since : 0))
+    }
+
     /// Subscribes to a topic filter and remembers it: every reconnect subscribes again.
     ///
     /// When connected, returns once the broker acknowledged it (SUBACK), or once the
@@ -241,6 +268,7 @@ public final class MQTTClient: @unchecked Sendable {
                 throw MQTTError.mosquitto(rc, errno: errno, "subscribing to \(topicFilter)")
             }
             core.state.withLock { $0.awaitAcknowledgement(of: messageID, sentOn: generation, waiter) }
+            core.packetQueued(awaited: true)
             return true
         }
         guard sent else { return }
@@ -269,6 +297,7 @@ public final class MQTTClient: @unchecked Sendable {
                 throw MQTTError.mosquitto(rc, errno: errno, "unsubscribing from \(topicFilter)")
             }
             core.state.withLock { $0.awaitAcknowledgement(of: messageID, sentOn: generation, waiter) }
+            core.packetQueued(awaited: true)
             return true
         }
         guard sent else { return }

@@ -43,6 +43,18 @@ final class MQTTClientCore: @unchecked Sendable {
     private let deliveryContinuation: AsyncStream<MQTTDeliveryReport>.Continuation
     /// Wakes the network thread from a backoff wait.
     private let wakeUp = DispatchSemaphore(value: 0)
+    /// Wakes the network thread's poll (plain TCP; see `pollOnce`): a non-blocking pipe,
+    /// `[read end, write end]`, closed in deinit. One byte per hand-over of queued packets.
+    private let wakePipe: [Int32]
+    /// While above zero, `send` does not wake the network thread: a batch of publishes is
+    /// handed over with one wake-up at its end (`beginBatch`/`endBatch`).
+    private let batchDepth = Atomic<Int>(0)
+    /// Monotonic ns since packets have stayed unwritten after a write (the socket's buffer
+    /// is full: the broker reads slower than we publish); 0 when nothing waits.
+    let backlogSinceNs = Atomic<UInt64>(0)
+    /// Whether the loop is our poll over the socket and `wakePipe` (plain TCP) rather than
+    /// `mosquitto_loop` (TLS, whose handshake and buffered records only it handles).
+    let usesOwnPoll: Bool
 
     init(configuration: MQTTConfiguration) throws(MQTTError) {
         try configuration.validate()
@@ -65,6 +77,17 @@ final class MQTTClientCore: @unchecked Sendable {
                 throw MQTTError.mosquitto(rc, "building the CONNECT properties")
             }
         }
+        var fds: [Int32] = [-1, -1]
+        if configuration.tls == nil, pipe(&fds) == 0 {
+            for fd in fds {
+                _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+                _ = fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC)
+            }
+        } else {
+            fds = [-1, -1]
+        }
+        self.wakePipe = fds
+        self.usesOwnPoll = fds[0] >= 0
         self.configuration = configuration
         self.mosq = handle
         self.connectProperties = properties
@@ -92,6 +115,7 @@ final class MQTTClientCore: @unchecked Sendable {
         if destroy { mosquitto_destroy(mosq) }
         var properties = connectProperties
         mosquitto_property_free_all(&properties)
+        for fd in wakePipe where fd >= 0 { close(fd) }
         messageContinuation.finish()
         eventContinuation.finish()
     }
@@ -213,6 +237,7 @@ final class MQTTClientCore: @unchecked Sendable {
                 list)
             return (rc, errno)
         }
+        if rc == MOSQ_ERR_SUCCESS.rawValue { packetQueued() }
         // Queued by libmosquitto: sent (every QoS), or kept for the reconnect (QoS 1/2 only).
         if rc == MOSQ_ERR_SUCCESS.rawValue || (rc == MOSQ_ERR_NO_CONN.rawValue && publish.qos != .atMostOnce) {
             let early = state.withLock { $0.publishSent(messageID: messageID, qos: publish.qos, token: publish.token) }
@@ -235,6 +260,71 @@ final class MQTTClientCore: @unchecked Sendable {
 
     func wakeNetworkThread() {
         wakeUp.signal()
+        wakePoll()
+    }
+
+    // MARK: Handing packets to the network thread
+
+    /// A packet was queued in libmosquitto from an API thread: the network thread must write
+    /// it. `mosquitto_loop` is woken by libmosquitto itself (its socket pair); our poll is
+    /// woken here, at once, or once at the end of a batch.
+    /// - Parameter awaited: the caller waits for the broker's answer (SUBACK, UNSUBACK), so
+    ///   it goes out at once, even inside a batch.
+    func packetQueued(awaited: Bool = false) {
+        guard usesOwnPoll, awaited || batchDepth.load(ordering: .acquiring) == 0 else { return }
+        wakePoll()
+    }
+
+    /// Publishes until the matching `endBatch()` do not wake the network thread one by one.
+    func beginBatch() {
+        batchDepth.add(1, ordering: .acquiringAndReleasing)
+    }
+
+    /// Ends a batch: one wake-up hands everything queued in it to the network thread.
+    func endBatch() {
+        if batchDepth.subtract(1, ordering: .acquiringAndReleasing).newValue == 0, usesOwnPoll { wakePoll() }
+    }
+
+    private func wakePoll() {
+        guard usesOwnPoll else { return }
+        var byte: UInt8 = 1
+        _ = write(wakePipe[1], &byte, 1)  // EAGAIN when the pipe is full: a wake-up is pending anyway
+    }
+
+    /// One turn of the network loop over plain TCP, in place of `mosquitto_loop`: waits (at
+    /// most 1 s, for the keep-alive) for the socket or a wake-up, then reads, writes what is
+    /// queued and does the keep-alive. Unlike `mosquitto_loop` it does not watch
+    /// libmosquitto's socket pair, which gets one byte per queued packet: a batch of
+    /// publishes costs one wake-up of this thread (through `wakePipe`), not one per packet.
+    /// The bytes left in the socket pair are never read; once its buffer is full, the
+    /// non-blocking write in libmosquitto fails harmlessly.
+    private func pollOnce() -> Int32 {
+        let socket = mosquitto_socket(mosq)
+        guard socket >= 0 else { return MOSQ_ERR_NO_CONN.rawValue }
+        var fds = [
+            pollfd(fd: socket, events: Int16(POLLIN) | (mosquitto_want_write(mosq) ? Int16(POLLOUT) : 0), revents: 0),
+            pollfd(fd: wakePipe[0], events: Int16(POLLIN), revents: 0),
+        ]
+        let ready = poll(&fds, 2, 1000)
+        if ready < 0 && errno != EINTR { return MOSQ_ERR_ERRNO.rawValue }
+        if fds[1].revents != 0 {
+            var drain = [UInt8](repeating: 0, count: 256)
+            while read(wakePipe[0], &drain, drain.count) > 0 {}
+        }
+        if fds[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
+            let rc = mosquitto_loop_read(mosq, 1)
+            if rc != MOSQ_ERR_SUCCESS.rawValue || mosquitto_socket(mosq) < 0 { return rc == MOSQ_ERR_SUCCESS.rawValue ? MOSQ_ERR_NO_CONN.rawValue : rc }
+        }
+        if mosquitto_want_write(mosq) {
+            let rc = mosquitto_loop_write(mosq, 1)
+            if rc != MOSQ_ERR_SUCCESS.rawValue || mosquitto_socket(mosq) < 0 { return rc == MOSQ_ERR_SUCCESS.rawValue ? MOSQ_ERR_NO_CONN.rawValue : rc }
+            if !mosquitto_want_write(mosq) {
+                backlogSinceNs.store(0, ordering: .releasing)
+            } else if backlogSinceNs.load(ordering: .acquiring) == 0 {
+                backlogSinceNs.store(DispatchTime.now().uptimeNanoseconds, ordering: .releasing)
+            }
+        }
+        return mosquitto_loop_misc(mosq)
     }
 
     /// The network thread: connects (always with `mosquitto_connect_bind_v5` and the
@@ -276,13 +366,14 @@ final class MQTTClientCore: @unchecked Sendable {
                         _ = mosquitto_disconnect(mosq)
                         stopDeadline = .now + configuration.shutdownTimeout
                     }
-                    rc = mosquitto_loop(mosq, 1000, 1)
+                    rc = usesOwnPoll ? pollOnce() : mosquitto_loop(mosq, 1000, 1)
                     savedErrno = errno
                     if rc != MOSQ_ERR_SUCCESS.rawValue { break }
                     flushKeptPublishes()
                     if let stopDeadline, ContinuousClock.now >= stopDeadline { break }
                 }
             }
+            backlogSinceNs.store(0, ordering: .releasing)
             let action = state.withLock { $0.connectionEnded(rc: rc, errno: savedErrno, connectFailed: connectFailed) }
             for waiter in action.orphanedAcknowledgements { waiter.fulfil(.success(())) }
             for event in action.events { yield(event) }

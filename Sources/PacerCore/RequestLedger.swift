@@ -46,6 +46,13 @@ public struct RequestLedger: Sendable, Codable, Equatable {
         compact()
     }
 
+    /// Forgets `id` (a command whose write failed: its reply was never given). O(1) for the
+    /// id recorded last, which is the only one a rollback forgets.
+    public mutating func forget(id: String) {
+        guard replies.removeValue(forKey: id) != nil else { return }
+        if order.last == id, order.count > head { order.removeLast() }
+    }
+
     private mutating func purge(now: Millis) {
         while head < order.count {
             let id = order[head]

@@ -21,6 +21,7 @@ public final class TCPProxy: Sendable {
 
     private struct State {
         var accepting = true
+        var paused = false
         var stopped = false
         var nextID = 0
         var pairs: [Int: (client: Int32, upstream: Int32)] = [:]
@@ -71,6 +72,12 @@ public final class TCPProxy: Sendable {
     /// Whether new connections are forwarded (`true`) or closed at once (`false`).
     public func setAccepting(_ accepting: Bool) {
         state.withLock { $0.accepting = accepting }
+    }
+
+    /// Stops (`true`) or resumes forwarding bytes on every connection, without closing any:
+    /// a broker that stops reading, so a client's socket buffer fills up.
+    public func setPaused(_ paused: Bool) {
+        state.withLock { $0.paused = paused }
     }
 
     /// Drops every forwarded connection abruptly (both sides see the socket close; no
@@ -146,7 +153,11 @@ public final class TCPProxy: Sendable {
         var fds = [pollfd(fd: client, events: Int16(POLLIN), revents: 0), pollfd(fd: upstream, events: Int16(POLLIN), revents: 0)]
         var buffer = [UInt8](repeating: 0, count: 16_384)
         loop: while true {
-            let ready = poll(&fds, 2, 1000)
+            if state.withLock({ $0.paused && !$0.stopped }) {
+                usleep(10_000)
+                continue
+            }
+            let ready = poll(&fds, 2, 100)
             if ready < 0 {
                 if errno == EINTR { continue }
                 break

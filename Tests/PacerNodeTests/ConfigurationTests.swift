@@ -136,6 +136,20 @@ import Testing
         }
     }
 
+    @Test("publish.per_second: the listed plain topics flip every second; an unknown one is an error with the choices")
+    func perSecondTopics() throws {
+        let file = try write("node: gym\npublish:\n  per_second: [display]\n")
+        let config = try NodeConfiguration.load(flags: .init(configFile: file), environment: [:], hostname: "box")
+        #expect(config.perSecondTopics == [.display])
+        #expect(try NodeConfiguration.load(environment: [:], hostname: "box").perSecondTopics == [.remaining, .display])
+        let none = try NodeConfiguration.load(flags: .init(configFile: try write("publish: {per_second: []}\n")), environment: [:], hostname: "box")
+        #expect(none.perSecondTopics.isEmpty)
+        let found = try problems("node: gym\npublish:\n  per_second: [remaning]\n")
+        #expect(found.map(\.description).count == 1, "\(found)")
+        #expect(found.first?.key == "publish.per_second[0]" && found.first?.line == 3)
+        #expect(found.first?.reason == "expected one of remaining, display, got 'remaning'", "\(found)")
+    }
+
     @Test func problemsNameFileLineKeyAndReason() throws {
         let found = try problems("""
             node: gym

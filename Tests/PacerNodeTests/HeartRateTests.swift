@@ -57,7 +57,8 @@ struct HeartRateTests {
             #expect(stale.wallMs - t1 >= Self.staleAfterMs - 50, "hr went empty after \(stale.wallMs - t1) ms, before the 5 s window")
             try node.expectWentStaleOnTime("a", from: start)
             try await node.probe.waitFor(node.topic("b", "hr"), from: start, timeout: .seconds(15)) { $0.text.isEmpty }
-            let staleState = try await node.waitForState("a", from: node.probe.count) { _ in true }
+            // The state goes out with the change (issue 10), before the empty hr of the same commit.
+            let staleState = try #require(node.probe.messages(on: node.topic("a", "state"), from: start).compactMap(\.json).last)
             #expect(staleState["hr"]?.isNull == true, "\(staleState)")
             #expect(staleState["hr_age_ms"]?.isNull == true)
             #expect(staleState["hr_zone"]?.isNull == true)
@@ -76,11 +77,12 @@ struct HeartRateTests {
             _ = try await node.send(["action": "start"], timer: "a")
             let start = node.probe.count
             try await node.publishUntilSeen("\(hrBase)/strap", "142", timer: "a", from: start)
-            // Every 142 sent is handled: the instant of the reading the node holds is final. The
-            // next per-second state of `a` tells it (as_of_ms - hr_age_ms).
+            // Every 142 sent is handled. The state that showed the 142 tells when the reading came
+            // (as_of_ms - hr_age_ms); a repeated 142 changes nothing shown, so it republishes no
+            // state (issue 10: state on changes only) but does keep the source fresh.
             try await node.barrier()
             let settled = node.probe.count
-            let fresh = try await node.waitForState("a", from: settled) { $0["hr"]?.int == 142 }
+            let fresh = try await node.waitForState("a", from: start) { $0["hr"]?.int == 142 }
             let readingAt = try #require(fresh["as_of_ms"]?.int64) - (try #require(fresh["hr_age_ms"]?.int64))
 
             // Out-of-range readings 1.5 s after the 142: had they refreshed the source, it would go

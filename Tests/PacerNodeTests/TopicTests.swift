@@ -150,8 +150,8 @@ struct TopicTests {
 
     /// How late a message may reach the probe after the instant it shows. The probe stamps
     /// arrival on the shared cooperative pool, which tests blocking elsewhere in the process
-    /// can stall for seconds: only this bound is loose; what the node itself did (`as_of_ms`,
-    /// `remaining_ms` of the state published with each value) is checked exactly.
+    /// can stall for seconds: only this bound is loose; what the node itself published (the
+    /// values in order, the finish's state) is checked exactly.
     static let arrivalBound: Int64 = 3_000
 
     /// `display` for a whole number of seconds under an hour: 0:07, 1:05.
@@ -159,8 +159,9 @@ struct TopicTests {
         String(format: "%d:%02d", Int(seconds / 60), Int(seconds % 60))
     }
 
-    /// One value of a plain `remaining` topic with the state the node published just before
-    /// it in the same commit (`publishTimer`: the state, then the plain topics that changed).
+    /// One value of a plain `remaining` topic with the last state the node published before it
+    /// (`state` goes out on changes only: the start's while running; the finish's comes in the
+    /// same commit as the last value).
     struct Flip {
         var value: Int64
         var state: JSONValue
@@ -193,7 +194,7 @@ struct TopicTests {
     static func expectSkipsExplained(_ previous: (value: Int64, asOf: Int64), _ next: Flip, step: Int64, flipAt: (Int64) -> Int64) {
         let skipped = previous.value + step
         guard skipped != next.value else { return }
-        let late = next.asOf - flipAt(skipped)
+        let late = next.received.wallMs - flipAt(skipped)  // arrival: no earlier than the node took it
         #expect(late < 2_000, "\(skipped) was never shown: the node showed \(next.value) \(late) ms after \(skipped) was due (more than one second skipped, or the flip was not scheduled)")
     }
 
@@ -222,21 +223,17 @@ struct TopicTests {
             for flip in flips {
                 let due = endsAt - flip.value * 1000
                 let state = flip.state
-                let remainingMs = try #require(state["remaining_ms"]?.int64, "\(state)")
-                // Node-side, exact: the value is the state's remaining seconds rounded up at its
-                // as_of, so it flipped inside its second: as_of in [due, due + 1 s).
-                #expect(state["remaining"]?.int64 == flip.value, "\(state)")
-                #expect((remainingMs + 999) / 1000 == flip.value, "remaining \(flip.value) published with remaining_ms \(remainingMs)")
+                // The state goes out on changes only (issue 10): a running flip follows the
+                // start's state, whose ends_at_ms gives every flip's instant; the 0 comes with
+                // the finish's state.
                 if flip.value > 0 {
-                    #expect(state["status"] == "running", "\(state)")
-                    #expect(remainingMs == endsAt - flip.asOf, "remaining_ms \(remainingMs) at as_of \(flip.asOf) with ends_at_ms \(endsAt)")
+                    #expect(state["status"] == "running" && state["ends_at_ms"]?.int64 == endsAt, "\(state)")
                 } else {
                     #expect(state["status"] == "finished", "\(state)")
-                    #expect(remainingMs == 0)
+                    #expect(state["remaining_ms"]?.int64 == 0 && state["remaining"]?.int64 == 0, "\(state)")
                 }
-                #expect(flip.asOf >= due, "remaining \(flip.value) was taken \(due - flip.asOf) ms before its second began")
                 Self.expectSkipsExplained(previous, flip, step: -1) { endsAt - $0 * 1000 }
-                previous = (flip.value, flip.asOf)
+                previous = (flip.value, flip.received.wallMs)
                 // At the probe: never before its second, and not unreasonably late.
                 #expect(flip.received.wallMs >= due - 30, "remaining \(flip.value) arrived \(due - flip.received.wallMs) ms before its second began")
                 #expect(flip.received.wallMs - due <= Self.arrivalBound, "remaining \(flip.value) arrived \(flip.received.wallMs - due) ms after its second began")
@@ -248,10 +245,9 @@ struct TopicTests {
             #expect(node.probe.messages(on: node.topic("egg", "rounds"), from: start).isEmpty)
             #expect(node.probe.messages(on: node.topic("egg", "round"), from: start).isEmpty)
             #expect(node.probe.messages(on: node.topic("egg", "phase"), from: start).map(\.text) == ["countdown", "finished"])
-            // The state is published with each flip (a late display catches up), and last finished.
+            // The state is published on changes only (issue 10): the start's, then the finish's.
             let states = node.probe.messages(on: node.topic("egg", "state"), from: start).compactMap(\.json)
-            #expect(states.filter { $0["status"] == "running" }.count >= flips.filter { $0.value > 0 }.count + 1)
-            #expect(states.last?["status"] == "finished")
+            #expect(states.compactMap { $0["status"]?.string } == ["running", "finished"], "\(states)")
             #expect(states.last?["remaining_ms"]?.int == 0)
         }
     }
@@ -283,21 +279,20 @@ struct TopicTests {
             var previous = (value: Int64(0), asOf: try #require(started.state?["as_of_ms"]?.int64))
             for flip in flips {
                 let state = flip.state
-                let elapsed = try #require(state["segment_elapsed_ms"]?.int64, "\(state)")
-                // Node-side, exact: the value is the elapsed seconds rounded down at the state's as_of.
-                #expect(state["remaining"]?.int64 == flip.value, "\(state)")
-                #expect(elapsed / 1000 == flip.value, "\(flip.value) published with segment_elapsed_ms \(elapsed)")
                 guard state["status"] == "running" else {
                     // The finish's own state: the count where it stopped.
+                    let elapsed = try #require(state["segment_elapsed_ms"]?.int64, "\(state)")
+                    #expect(state["remaining"]?.int64 == flip.value, "\(state)")
+                    #expect(elapsed / 1000 == flip.value, "\(flip.value) published with segment_elapsed_ms \(elapsed)")
                     #expect(state["status"] == "finished" && flip.value == values.last, "\(state)")
                     continue
                 }
-                // A flip: inside its second, counted from the start.
+                // A flip: inside its second, counted from the start (the state goes out on
+                // changes only, issue 10: this one is the start's or the overtime's).
                 let due = t0 + flip.value * 1000
-                #expect(elapsed == flip.asOf - t0, "segment_elapsed_ms \(elapsed) at as_of \(flip.asOf), started at \(t0)")
-                #expect(flip.asOf >= due, "\(flip.value) was taken \(due - flip.asOf) ms before its second began")
+                #expect(state["started_at_ms"]?.int64 == t0, "\(state)")
                 Self.expectSkipsExplained(previous, flip, step: 1) { t0 + $0 * 1000 }
-                previous = (flip.value, flip.asOf)
+                previous = (flip.value, flip.received.wallMs)
                 #expect(flip.received.wallMs >= due - 30 && flip.received.wallMs - due <= Self.arrivalBound,
                         "\(flip.value) arrived at +\(flip.received.wallMs - t0) ms")
             }

@@ -69,7 +69,9 @@ extension NodeConfiguration {
         let top = r.mapping(tree, key: "", known: [
             "node", "base_topic", "broker", "data_dir", "log_level", "limits", "timing",
             "heart_rate", "timers", "presets", "history", "restore", "home_assistant", "sound",
+            "publish",
         ])
+        readPublish(top, &r)
         if let v = r.string(top["node"], key: "node") {
             if let problem = Self.nodeIDProblem(v) { r.fail("node", top["node"], problem) } else { nodeID = v }
         }
@@ -167,6 +169,23 @@ extension NodeConfiguration {
         if let v = r.string(b["client_id"], key: "broker.client_id") {
             if v.isEmpty || v.utf8.count > 128 { r.fail("broker.client_id", b["client_id"], "must be 1 to 128 bytes") } else { broker.clientID = v }
         }
+    }
+
+    /// `publish.per_second`: the plain topics that flip every second (default both; `[]`: none).
+    private mutating func readPublish(_ top: [String: ConfigTree], _ r: inout ConfigReader) {
+        let publish = r.mapping(top["publish"], key: "publish", known: ["per_second"])
+        guard publish["per_second"] != nil else { return }
+        var topics: Set<PerSecondTopic> = []
+        for (i, item) in r.sequence(publish["per_second"], key: "publish.per_second").enumerated() {
+            guard let name = r.string(item, key: "publish.per_second[\(i)]") else { continue }
+            if let topic = PerSecondTopic(rawValue: name) {
+                topics.insert(topic)
+            } else {
+                let names = PerSecondTopic.allCases.map(\.rawValue).joined(separator: ", ")
+                r.fail("publish.per_second[\(i)]", item, "expected one of \(names), got '\(name)'")
+            }
+        }
+        perSecondTopics = topics
     }
 
     private mutating func readLimits(_ top: [String: ConfigTree], _ r: inout ConfigReader) {

@@ -65,6 +65,13 @@ public struct NodeLimits: Sendable, Equatable {
     public var dedupWindowMs: Millis = 600_000
 }
 
+/// A plain retained topic that can flip every second (SPEC: which per-second topics a node
+/// publishes is configurable).
+public enum PerSecondTopic: String, Sendable, CaseIterable {
+    case remaining
+    case display
+}
+
 /// How long history and restorable state are kept.
 public struct RetentionSettings: Sendable, Equatable {
     public var historyMaxAgeMs: Millis = 30 * 86_400_000
@@ -89,6 +96,9 @@ public struct NodeConfiguration: Sendable, Equatable {
     public var timers: [TimerDeclaration] = []
     public var presets: [String: JSONValue] = [:]
     public var retention = RetentionSettings()
+    /// The plain topics republished on every displayed second (`publish.per_second`); the
+    /// others follow `state`, which is published only when something changes.
+    public var perSecondTopics: Set<PerSecondTopic> = Set(PerSecondTopic.allCases)
     /// Home Assistant MQTT discovery (HomeAssistant/HomeAssistantDiscovery.swift).
     public var homeAssistant = HomeAssistantSettings()
     /// Sound cues on the node's speaker (PacerSound); nil without a `sound:` section.

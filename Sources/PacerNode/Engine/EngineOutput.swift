@@ -33,7 +33,9 @@ struct EngineOutput {
     /// The outbox's actions for a link that went down (before anything else is published).
     var linkActions: [EventOutbox.Action] = []
     /// Undo information for a command: if its write fails, nothing it changed may stay.
-    var rollback: (timers: [String: TimerTable.Entry?], ledger: RequestLedger)?
+    /// `requestID` is the id it recorded in the ledger, if any (forgotten on rollback; no
+    /// copy of the whole ledger per command).
+    var rollback: (timers: [String: TimerTable.Entry?], requestID: String?)?
 
     mutating func timerChanged(_ id: String, events newEvents: [TimerEvent], forcePersist force: Bool = false) {
         if changedSet.insert(id).inserted { changedTimers.append(id) }

@@ -6,16 +6,38 @@ import PacerStore
 /// What the engine sends to the broker: the only MQTT calls it makes. `MQTTTransport` is the
 /// real one; the in-process tests record the calls instead (Tests/PacerNodeTests/Engine).
 ///
-/// Every publish is QoS 1: retained state, events and replies alike. The publishes run on the
+/// Every publish is QoS 1 (retained state, events and replies) but the per-second values
+/// (`publishSuperseding`, QoS 0). The publishes run on the
 /// caller's executor (`nonisolated(nonsending)`, like the client's): the engine does not hop
 /// off its actor and back for each of the many publishes of one input.
 protocol EngineTransport: Sendable {
     /// Publishes and returns once the client has queued it.
     nonisolated(nonsending) func publish(to topic: String, payload: [UInt8], retain: Bool, properties: MQTTProperties) async throws(MQTTError)
+    /// Publishes a retained per-second value (`remaining`, `display`) that the next second
+    /// replaces: QoS 0, since a lost one is superseded within a second and every retained
+    /// topic is republished on reconnect anyway; the broker sends no PUBACK for it.
+    nonisolated(nonsending) func publishSuperseding(to topic: String, payload: [UInt8]) async throws(MQTTError)
     /// Publishes an event of the outbox; `client.deliveries` reports the token on the broker's PUBACK.
     nonisolated(nonsending) func publishTracked(to topic: String, payload: [UInt8]) async throws(MQTTError) -> MQTTDeliveryToken
     func subscribe(to filter: String, qos: MQTTQoS) async throws(MQTTError)
     func unsubscribe(from filter: String) async throws(MQTTError)
+    /// Brackets the publishes of one input: handed to the network thread with one wake-up.
+    func beginBatch()
+    func endBatch()
+    /// The broker has read nothing for a while (publishes wait unwritten): per-second values,
+    /// which the next second supersedes, are skipped rather than queued without bound.
+    var isBacklogged: Bool { get }
+}
+
+extension EngineTransport {
+    func beginBatch() {}
+    func endBatch() {}
+    var isBacklogged: Bool { false }
+
+    /// A transport without a cheaper path publishes per-second values like any retained one.
+    nonisolated(nonsending) func publishSuperseding(to topic: String, payload: [UInt8]) async throws(MQTTError) {
+        try await publish(to: topic, payload: payload, retain: true, properties: .none)
+    }
 }
 
 /// The engine's transport over the real client.
@@ -26,6 +48,10 @@ struct MQTTTransport: EngineTransport {
         try await client.publish(to: topic, payload: payload, qos: .atLeastOnce, retain: retain, properties: properties)
     }
 
+    nonisolated(nonsending) func publishSuperseding(to topic: String, payload: [UInt8]) async throws(MQTTError) {
+        try await client.publish(to: topic, payload: payload, qos: .atMostOnce, retain: true)
+    }
+
     nonisolated(nonsending) func publishTracked(to topic: String, payload: [UInt8]) async throws(MQTTError) -> MQTTDeliveryToken {
         try await client.publishTracked(to: topic, payload: payload, qos: .atLeastOnce)
     }
@@ -33,6 +59,11 @@ struct MQTTTransport: EngineTransport {
     func subscribe(to filter: String, qos: MQTTQoS) async throws(MQTTError) {
         try await client.subscribe(to: filter, qos: qos)
     }
+
+    func beginBatch() { client.beginPublishBatch() }
+    func endBatch() { client.endPublishBatch() }
+    /// Over half a second of unwritten packets: per-second values are shed.
+    var isBacklogged: Bool { (client.writeBacklog ?? .zero) > .milliseconds(500) }
 
     func unsubscribe(from filter: String) async throws(MQTTError) {
         try await client.unsubscribe(from: filter)

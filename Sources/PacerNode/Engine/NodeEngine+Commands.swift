@@ -33,7 +33,7 @@ extension NodeEngine {
             return
         }
 
-        output.rollback = (timers: parsed.timerID.map { [$0: timers[$0]] } ?? [:], ledger: ledger)
+        output.rollback = (timers: parsed.timerID.map { [$0: timers[$0]] } ?? [:], requestID: nil)
         let body: JSONValue
         switch execute(parsed, now: now, into: &output) {
         case .success(let result):
@@ -44,6 +44,7 @@ extension NodeEngine {
         }
         if let id = parsed.requestID, Self.isRecordable(parsed.request) {
             ledger.record(id: id, reply: body, now: now)
+            output.rollback?.requestID = id
             output.requests.append(RequestRecord(id: id, reply: JSONCoding.encode(body), atMs: now))
         }
         reply(body)

@@ -33,7 +33,7 @@ extension NodeEngine {
                 let rolledBack = Set(output.rollback?.timers.keys.map { $0 } ?? [])
                 if let rollback = output.rollback {
                     for (id, entry) in rollback.timers { timers.set(id, entry) }
-                    ledger = rollback.ledger
+                    if let id = rollback.requestID { ledger.forget(id: id) }
                     for id in rolledBack { schedule(id) }
                     output.refuse(rolledBack, ReplyError(.storageFailure, "the node could not save the command (\(error)); nothing changed, try again"))
                 }
@@ -41,6 +41,9 @@ extension NodeEngine {
             }
         }
 
+        // Everything this input publishes goes to the network thread with one wake-up.
+        transport.beginBatch()
+        defer { transport.endBatch() }
         await perform(output.linkActions, now: now)
         if output.republishAll { await publishEverything(now: now) }
         // While disconnected, events are not handed to the client's in-memory queue, where a
@@ -73,7 +76,7 @@ extension NodeEngine {
         }
         if !output.republishAll {
             for id in output.changedTimers where !outbox.isHolding(id) { await publishTimer(id, now: now, force: false) }
-            if output.infoChanged { await publishInfo() }
+            if output.infoChanged { await publishInfoThrottled(now: now) }
         }
         for reply in output.replies {
             var properties = MQTTProperties.none
@@ -109,7 +112,7 @@ extension NodeEngine {
         // previous run before our new ones replace them.
         await beginOutboxCheck(now: now)
         await publish(to: topics.status, Array("online".utf8), retain: true)
-        await publishInfo()
+        await publishInfo(now: now)
         for event in outbox.takeUnwritten() { await publishEvent(event) }
         // Timers with events in the outbox wait for the outbox check (see EventOutbox).
         for id in timers.ids where !outbox.isHolding(id) { await publishTimer(id, now: now, force: true) }
@@ -131,7 +134,13 @@ extension NodeEngine {
         }
     }
 
-    /// The retained `state` JSON and every plain topic whose value changed (all with `force`).
+    /// The retained `state` JSON when it changed, and every plain topic whose value changed
+    /// (all with `force`).
+    ///
+    /// `state` goes out on a change only (a transition, a command, heart rate, a clock jump,
+    /// a reconnect): it carries `ends_at_ms`, so a per-second tick does not republish it.
+    /// `remaining` and `display` flip on every displayed second when configured as per-second
+    /// topics (`publish.per_second`), QoS 0; otherwise they follow `state`.
     ///
     /// Skipped while disconnected: every retained topic is republished on the next connect, so
     /// queueing a stale value per second would only fill the client's offline queue.
@@ -147,27 +156,62 @@ extension NodeEngine {
             return
         }
         let t = topics.timer(id)
-        await publish(to: t.state, JSONCoding.encode(snap.json), retain: true)
+        let stateChanged = timers.stateNeedsPublish(id, snap, force: force)
+        if stateChanged {
+            await publish(to: t.state, JSONCoding.encode(snap.json), retain: true)
+        }
+        let perSecond = configuration.perSecondTopics
+        if stateChanged || perSecond.contains(.remaining) {
+            await publishPlain(id, topic: t.remaining, value: String(snap.remainingSeconds), force: force, superseding: !stateChanged)
+        }
+        if stateChanged || perSecond.contains(.display) {
+            await publishPlain(id, topic: t.display, value: snap.display, force: force, superseding: !stateChanged)
+        }
+        guard stateChanged else { return }
         let plain: [(String, String)] = [
-            (t.remaining, String(snap.remainingSeconds)),
-            (t.display, snap.display),
             (t.phase, snap.phase.rawValue),
             (t.round, String(snap.round)),
             (t.rounds, String(snap.rounds)),
             (t.hr, snap.hr.map(String.init) ?? ""),
         ]
         for (topic, value) in plain {
-            await publishPlain(id, topic: topic, value: value, force: force)
+            await publishPlain(id, topic: topic, value: value, force: force, superseding: false)
         }
     }
 
-    func publishPlain(_ id: String, topic: String, value: String, force: Bool) async {
+    /// - Parameter superseding: a per-second value the next second replaces (QoS 0; shed
+    ///   while the transport is backlogged).
+    func publishPlain(_ id: String, topic: String, value: String, force: Bool, superseding: Bool) async {
+        // Under overload (the broker reads slower than we publish), a per-second value is
+        // dropped, not queued: the next second supersedes it. Commands, replies, events and
+        // states are never dropped.
+        if superseding && transport.isBacklogged { return }
         guard linkUp, timers.plainNeedsPublish(id, topic: topic, value: value, force: force) else { return }
-        await publish(to: topic, Array(value.utf8), retain: true)
+        if superseding {
+            do {
+                try await transport.publishSuperseding(to: topic, payload: Array(value.utf8))
+            } catch {
+                publishFailed(topic, error)
+            }
+        } else {
+            await publish(to: topic, Array(value.utf8), retain: true)
+        }
     }
 
-    func publishInfo() async {
+    /// Publishes `info` now, or once `NodeInfo.minIntervalMs` has passed since the last one
+    /// (a `.info` deadline; the list is built when it goes out, so it has every change).
+    func publishInfoThrottled(now: Millis) async {
+        if let last = info.publishedAtMs, now < last.saturatingAdd(NodeInfo.minIntervalMs) {
+            deadlines.set(.info, at: last.saturatingAdd(NodeInfo.minIntervalMs))
+            return
+        }
+        await publishInfo(now: now)
+    }
+
+    func publishInfo(now: Millis) async {
         guard linkUp else { return }  // republished on connect
+        deadlines.set(.info, at: nil)
+        info.publishedAtMs = now
         await publish(to: topics.info, JSONCoding.encode(infoBody()), retain: true)
     }
 

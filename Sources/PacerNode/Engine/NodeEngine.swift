@@ -146,6 +146,7 @@ actor NodeEngine {
                 case .heartRate(let source): heartRateWentStale(source, now: now, into: &output)
                 case .outbox: output.settleOutbox = true
                 case .marks: output.flushMarks = true
+                case .info: output.infoChanged = true
                 }
             }
         }
@@ -212,6 +213,7 @@ actor NodeEngine {
         upkeep.shiftTimes(by: delta)  // ... also after a restart
         heartRate.shiftTimes(by: delta)  // a reading stays fresh as long as before
         deadlines.shift(by: delta)  // heart-rate staleness, the outbox check's window
+        info.publishedAtMs = info.publishedAtMs.map { $0.saturatingAdd(delta) }  // its throttle
         rescheduleAll()
     }
 }

@@ -16,6 +16,13 @@ struct NodeInfo {
     /// Why the node runs without a database, or nil.
     var storageProblem: String?
 
+    /// `info` (the whole timer list: 300 KB at 10,000 timers) goes out at most once per this
+    /// interval: a burst of creates publishes it once, with every new timer, instead of once
+    /// per create (which made starting many timers quadratic).
+    static let minIntervalMs: Millis = 1_000
+    /// When `info` was last published (nil: not yet on this connection).
+    var publishedAtMs: Millis?
+
     /// What `info.capabilities` lists.
     static let capabilities = [
         "interval", "rest", "countdown", "stopwatch", "program", "presets", "heart_rate",

@@ -16,6 +16,8 @@ struct TimerTable {
         fileprivate(set) var persistedRevision: Int
         /// Last value published on each plain retained topic (only changes are republished).
         fileprivate var lastPlain: [String: String] = [:]
+        /// What the last published `state` showed that a per-second tick cannot change.
+        fileprivate var lastState: StateKey?
 
         init(machine: TimerMachine, restore: RestorePolicy, persistedRevision: Int = -1) {
             self.machine = machine
@@ -63,7 +65,36 @@ struct TimerTable {
         return machine.nextDeadline(after: min(now, machine.advancedToMs))
     }
 
-    // MARK: Retained plain topics
+    /// The parts of a state snapshot that only a change moves (a transition or command
+    /// moves the revision; a heart-rate reading the hr; a clock jump `ends_at_ms`). A
+    /// per-second tick moves none of them, so its state is not republished: displays count
+    /// locally from `ends_at_ms`.
+    struct StateKey: Equatable {
+        var revision: Int
+        var endsAtMs: Millis?
+        var startAtMs: Millis?
+        var hr: Int?
+        var hrZone: Int?
+
+        init(_ snap: TimerSnapshot) {
+            revision = snap.revision
+            endsAtMs = snap.endsAtMs
+            startAtMs = snap.startAtMs
+            hr = snap.hr
+            hrZone = snap.hrZone
+        }
+    }
+
+    // MARK: Retained topics
+
+    /// Whether the `state` showing `snap` must be published (it changed, or `force`); remembers it.
+    mutating func stateNeedsPublish(_ id: String, _ snap: TimerSnapshot, force: Bool) -> Bool {
+        guard entries[id] != nil else { return false }
+        let key = StateKey(snap)
+        if !force, entries[id]!.lastState == key { return false }
+        entries[id]!.lastState = key
+        return true
+    }
 
     /// Whether `value` must be published on the plain topic (changed, or `force`); remembers it.
     mutating func plainNeedsPublish(_ id: String, topic: String, value: String, force: Bool) -> Bool {

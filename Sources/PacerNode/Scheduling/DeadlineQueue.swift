@@ -9,6 +9,8 @@ enum DeadlineOwner: Hashable, Sendable {
     case outbox
     /// Acknowledged events to mark published (see `EventOutbox.markDelayMs`).
     case marks
+    /// A held-back `info` (see `NodeInfo.minIntervalMs`).
+    case info
 }
 
 /// One deadline queue for everything the node waits for (SPEC: one scheduler for all timers).

@@ -62,6 +62,10 @@ final class RecordingTransport: EngineTransport {
     /// The MQTT 5 properties of every plain publish, by topic, in order.
     let properties = Mutex<[(topic: String, properties: MQTTProperties)]>([])
 
+    /// What `isBacklogged` says (a broker that reads slower than the node publishes).
+    let backlogged = Mutex(false)
+    var isBacklogged: Bool { backlogged.withLock { $0 } }
+
     init(journal: Journal) { self.journal = journal }
 
     nonisolated(nonsending) func publish(to topic: String, payload: [UInt8], retain: Bool, properties: MQTTProperties) async throws(MQTTError) {
