@@ -17,21 +17,8 @@ public final class SilentListener: Sendable {
 
     /// Listens on a free port with room for a few pending connections.
     public static func start() throws -> SilentListener {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard listener >= 0 else { throw TestSupportError("socket() failed: \(String(cString: strerror(errno)))") }
-        var address = loopbackAddress(port: 0)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
-        }
-        guard bound == 0, named == 0, listen(listener, 16) == 0 else {
-            Glibc.close(listener)
-            throw TestSupportError("cannot listen on 127.0.0.1: \(String(cString: strerror(errno)))")
-        }
-        return SilentListener(port: Int(UInt16(bigEndian: address.sin_port)), descriptor: listener)
+        let (listener, port) = try listenOnLoopback(backlog: 16)
+        return SilentListener(port: port, descriptor: listener)
     }
 
     private init(port: Int, descriptor: Int32) {

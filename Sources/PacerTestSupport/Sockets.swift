@@ -53,6 +53,31 @@ func connectToLoopback(port: Int) -> Int32 {
     return fd
 }
 
+/// A listening TCP socket on a free port of 127.0.0.1 (`SO_REUSEADDR` when `reuseAddress`),
+/// with the given accept backlog: its descriptor and port.
+func listenOnLoopback(backlog: Int32, reuseAddress: Bool = false) throws -> (descriptor: Int32, port: Int) {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { throw TestSupportError("socket() failed: \(String(cString: strerror(errno)))") }
+    if reuseAddress {
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+    }
+    var address = loopbackAddress(port: 0)
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let named = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    guard bound == 0, named == 0, listen(fd, backlog) == 0 else {
+        let message = String(cString: strerror(errno))
+        close(fd)
+        throw TestSupportError("cannot listen on 127.0.0.1: \(message)")
+    }
+    return (fd, Int(UInt16(bigEndian: address.sin_port)))
+}
+
 func loopbackAddress(port: Int) -> sockaddr_in {
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)

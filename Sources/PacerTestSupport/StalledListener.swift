@@ -17,21 +17,7 @@ public final class StalledListener: Sendable {
 
     /// Listens with a backlog of 0 and fills the queue with its own connections.
     public static func start() throws -> StalledListener {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard listener >= 0 else { throw TestSupportError("socket() failed: \(String(cString: strerror(errno)))") }
-        var address = loopbackAddress(port: 0)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
-        }
-        guard bound == 0, named == 0, listen(listener, 0) == 0 else {
-            Glibc.close(listener)
-            throw TestSupportError("cannot listen on 127.0.0.1: \(String(cString: strerror(errno)))")
-        }
-        let port = Int(UInt16(bigEndian: address.sin_port))
+        let (listener, port) = try listenOnLoopback(backlog: 0)
         var descriptors = [listener]
         // Fill the accept queue (backlog 0 holds one, sometimes two) with non-blocking connects.
         for _ in 0..<3 {

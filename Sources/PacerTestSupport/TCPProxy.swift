@@ -33,24 +33,8 @@ public final class TCPProxy: Sendable {
 
     /// Starts forwarding from a free local port to 127.0.0.1:`targetPort`.
     public static func start(forwardingTo targetPort: Int) throws -> TCPProxy {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw TestSupportError("socket() failed: \(String(cString: strerror(errno)))") }
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = loopbackAddress(port: 0)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard bound == 0, named == 0, listen(fd, 16) == 0 else {
-            let message = String(cString: strerror(errno))
-            close(fd)
-            throw TestSupportError("cannot listen on 127.0.0.1: \(message)")
-        }
-        let proxy = TCPProxy(listener: fd, port: Int(UInt16(bigEndian: address.sin_port)), targetPort: targetPort)
+        let (fd, port) = try listenOnLoopback(backlog: 16, reuseAddress: true)
+        let proxy = TCPProxy(listener: fd, port: port, targetPort: targetPort)
         let thread = Thread { proxy.acceptLoop() }
         thread.name = "tcp-proxy-accept"
         thread.start()

@@ -24,7 +24,14 @@ struct OutageTests {
         // A broker with persistence, as deployed (deploy/mosquitto/pacer.conf): its retained
         // states survive the restart and prove which events had reached it.
         try await withTestBroker(.init(persistence: true)) { broker in
-            try await withNode(.init(config: Self.config, brokerPort: broker.port)) { node in
+            // The node reaches the broker through a proxy that can turn it away: it reconnects
+            // within a second, so without the gate it could publish the outage's events before
+            // the test's probe (a clean session) has subscribed again.
+            let gate = try TCPProxy.start(forwardingTo: broker.port)
+            defer { gate.stop() }
+            var options = NodeOptions(config: Self.config, brokerPort: broker.port)
+            options.nodeBrokerPort = gate.port
+            try await withNode(options) { node in
                 var due: [String: Millis] = [:]
                 for timer in ["a", "b"] {
                     let reply = try await node.send(["action": "start"], timer: timer)
@@ -47,10 +54,12 @@ struct OutageTests {
                     await node.kill()
                 }
                 let back = node.probe.count
+                gate.setAccepting(false)
                 try await broker.restart()
                 // The probe (a clean session) must be subscribed again before the node can
                 // publish, or it would miss what the test looks for.
                 try await Self.waitProbeSubscribed(node)
+                gate.setAccepting(true)
                 if killDuringOutage {
                     try await node.launch()
                 }
