@@ -172,6 +172,12 @@ import Testing
         #expect(text.contains { $0.hasSuffix("pacer.yaml:3: broker.url: unsupported scheme 'http'; use mqtt:// or mqtts://") }, "\(text)")
     }
 
+    /// Found by fuzzing: the whole file one base-60 scalar too large for an Int (a crash).
+    @Test func hugeBase60ScalarIsAProblemNotACrash() throws {
+        let found = try problems("1111101111111011:-211011:-2:-2\n")
+        #expect(!found.isEmpty)
+    }
+
     @Test func invalidYAMLReportsItsLine() throws {
         let found = try problems("node: gym\nbroker: [unclosed\n")
         #expect(found.count == 1)
@@ -189,6 +195,8 @@ import Testing
         ("log_level: loud", "log_level"),
         ("timers: [{id: a, name: Push/Pull, spec: {kind: countdown, duration: 1m}}]", "timers[0].name"),
         ("limits: {max_timers: lots}", "limits.max_timers"),
+        // Found by fuzzing: a YAML 1.1 base-60 integer too large for an Int crashed the loader.
+        ("limits: {max_timers: 1111101111111011:-211011:-2:-2}", "limits.max_timers"),
         ("base_topic: pacer/#", "base_topic"),
         ("presets: {tabata: {kind: countdown, duration: 0s}}", "presets.tabata.duration"),
         ("timers: [{id: a, spec: {kind: countdown, duration: 1m}}, {id: a, spec: {kind: countdown, duration: 2m}}]", "timers[1].id"),

@@ -143,6 +143,17 @@ import Testing
         #expect(m.current("alice", now: 2)?.bpm == 120)  // the bad readings changed nothing
     }
 
+    /// Found by fuzzing: a reading too large for an Int trapped when it was converted before
+    /// its range was checked (one message on a heart-rate topic stopped the node).
+    @Test(arguments: ["1e20", "444444444444444444444", "-1e300", "9223372036854775808"])
+    func hugeReadingsAreOutOfRangeNotACrash(_ text: String) {
+        var m = HeartRateMonitor(settings: settings)
+        #expect(m.receive(topic: "hr/alice", payload: Array(text.utf8), now: 0) == .outOfRange(source: "alice", bpm: Double(text)!))
+        let json = Array(#"{"heart_rate":{"bpm":\#(text)}}"#.utf8)
+        if case .outOfRange = m.receive(topic: "watch/state", payload: json, now: 0) {} else { Issue.record("expected out of range for \(text)") }
+        #expect(m.current("alice", now: 1) == nil)
+    }
+
     @Test func staleReadingsAreUnknownNeverZeroOrOld() {
         var m = HeartRateMonitor(settings: settings)
         _ = m.receive(topic: "hr/alice", payload: Array("150".utf8), now: 1_000)

@@ -70,8 +70,14 @@ struct ConfigTree {
         line = node.mark?.line
         switch node {
         case .scalar(let scalar):
+            // Integers are recognised by our own reading, not Yams' `node.int`: that one also
+            // takes YAML 1.1's base-60 form (`1:30`) and traps on one too large for an Int
+            // (`1111101111111011:-211011:-2:-2` crashed `pacer` at start; found by fuzzing).
+            // A scalar that is not a plain decimal integer is then a float or text, and the
+            // key's own check names it.
+            let text = scalar.string
             let type: ScalarType = node.null != nil ? .null : node.bool != nil ? .bool
-                : node.int != nil ? .int : node.float != nil ? .float : .string
+                : Int64(text) != nil ? .int : Self.isFloat(text) && node.float != nil ? .float : .string
             value = .scalar(scalar.string, type: type, quoted: scalar.style != .plain && scalar.style != .any)
         case .mapping(let mapping):
             value = .mapping(mapping.map { pair in (pair.key.string ?? "\(pair.key)", ConfigTree(pair.value)) })
@@ -80,6 +86,13 @@ struct ConfigTree {
         case .alias(let alias):
             value = .scalar("*\(alias)", type: .string, quoted: false)
         }
+    }
+
+    /// A plain decimal number with a fraction or exponent (`1.5`, `-2e3`): the floats a
+    /// configuration uses. YAML's other float forms (base 60, `.inf`) stay text.
+    private static func isFloat(_ text: String) -> Bool {
+        guard let first = text.first, first.isNumber || first == "-" || first == "+" || first == "." else { return false }
+        return !text.contains(":") && Double(text)?.isFinite == true
     }
 
     init(value: Value, line: Int?) {

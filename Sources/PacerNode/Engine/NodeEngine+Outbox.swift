@@ -64,8 +64,13 @@ extension NodeEngine {
         case .unknown:
             return
         case .refused(let seq):
+            // 135 (0x87) is "not authorized": the broker's ACL does not let the node's user
+            // publish there, which only the broker's configuration can change.
+            let fix = report.reasonCode == 0x87
+                ? "the broker's ACL does not let the node's user publish its event topics: allow it `topic readwrite pacer/#` (deploy/mosquitto/acl.example)"
+                : "see the reason code in the MQTT 5 specification (PUBACK reason codes)"
             logger.error("the broker refused an event; it stays in the outbox and is retried at the next connect",
-                         metadata: ["seq": "\(seq)", "reason": "\(report.reasonCode)"])
+                         metadata: ["seq": "\(seq)", "reason": "\(report.reasonCode)", "fix": "\(fix)"])
         case .accepted(let actions):
             await perform(actions, now: now)
         }

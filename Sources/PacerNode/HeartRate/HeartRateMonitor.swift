@@ -55,10 +55,13 @@ struct HeartRateMonitor {
         case .success(let v): value = v
         case .failure(let error): return .unreadable(source: source.name, reason: error.description)
         }
-        guard value.isFinite, Self.validRange.contains(Int(value.rounded())) else {
+        // The range is checked on the Double: converting first traps on a reading too large for
+        // an Int (`1e20` from a broken or hostile sender stopped the node; found by fuzzing).
+        let rounded = value.rounded()
+        guard value.isFinite, rounded >= Double(Self.validRange.lowerBound), rounded <= Double(Self.validRange.upperBound) else {
             return .outOfRange(source: source.name, bpm: value)
         }
-        let bpm = Int(value.rounded())
+        let bpm = Int(rounded)
         let before = current(source.name, now: now)
         readings[source.name] = Reading(bpm: bpm, atMs: now)
         return .accepted(source: source.name, bpm: bpm, changed: before?.bpm != bpm)
