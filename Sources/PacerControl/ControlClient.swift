@@ -132,18 +132,9 @@ public final class ControlClient: Sendable {
         } catch {
             throw ControlError(.connection, "cannot send the command to \(topic): \(error)")
         }
-        let reply: JSONValue? = await withTaskGroup(of: JSONValue?.self) { group in
-            group.addTask {
-                var iterator = stream.makeAsyncIterator()
-                return await iterator.next()
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
+        let reply = await value(within: timeout) {
+            var iterator = stream.makeAsyncIterator()
+            return await iterator.next()
         }
         guard let reply else { throw timeoutError(timeout) }
         return reply

@@ -385,22 +385,13 @@ extension Pacer {
 
         /// The retained state on `topic` (already subscribed), waiting up to `timeout`.
         static func retainedState(_ client: ControlClient, topic: String, timeout: Duration) async -> JSONValue? {
-            await withTaskGroup(of: JSONValue?.self) { group in
-                group.addTask {
-                    for await update in client.updates {
-                        if case .message(topic, let payload, _) = update, !payload.isEmpty {
-                            return try? JSONDecoder().decode(JSONValue.self, from: Data(payload))
-                        }
+            await value(within: timeout) {
+                for await update in client.updates {
+                    if case .message(topic, let payload, _) = update, !payload.isEmpty {
+                        return try? JSONDecoder().decode(JSONValue.self, from: Data(payload))
                     }
-                    return nil
                 }
-                group.addTask {
-                    try? await Task.sleep(for: timeout)
-                    return nil
-                }
-                let first = await group.next() ?? nil
-                group.cancelAll()
-                return first
+                return nil
             }
         }
     }
