@@ -40,7 +40,7 @@ public struct PacerNode: Sendable {
         }
         sound = configuration.sound.flatMap { $0.enabled ? SoundPlayer(settings: $0, logger: logger) : nil }
         engine = NodeEngine(configuration: configuration, transport: MQTTTransport(client: client),
-                            store: store.map(DedicatedWriterStore.init), logger: logger,
+                            store: store.map(EngineThreadStore.init), logger: logger,
                             storageProblem: storageProblem, sound: sound)
     }
 

@@ -56,11 +56,14 @@ actor NodeEngine {
     /// Set by `finish()` (from any thread): when the loop must stop handling queued inputs
     /// (nil while running).
     let stopDeadline = Mutex<ContinuousClock.Instant?>(nil)
-    let inputs: AsyncStream<EngineInput>
-    let inputContinuation: AsyncStream<EngineInput>.Continuation
+    /// The engine's own thread: this actor's executor, its input queue and its alarm clock
+    /// (Scheduling/EngineThread.swift). Everything the engine does runs there, the store's
+    /// writes included.
+    let thread: EngineThread<EngineInput>
+    /// Whether the thread's alarm delivers `.deadline` (false when a test drives time by hand).
+    let usesAlarm: Bool
 
-    /// Wakes the loop at the earliest deadline; nil when a test drives time by hand.
-    let alarm: DeadlineAlarm?
+    nonisolated var unownedExecutor: UnownedSerialExecutor { thread.asUnownedSerialExecutor() }
 
     /// - Parameters:
     ///   - transport: the broker side (`MQTTTransport` over the client, or a recording one).
@@ -85,10 +88,8 @@ actor NodeEngine {
             version: version, nodeID: configuration.nodeID, baseTopic: configuration.baseTopic, startedAtMs: clock.now(),
             clockSynchronized: nil, presets: Set(Presets.builtInNames).union(configuration.presets.keys).sorted(),
             heartRateSources: configuration.heartRate.sources.map(\.name), storagePath: store?.path, storageProblem: storageProblem)
-        let (stream, continuation) = AsyncStream<EngineInput>.makeStream()
-        self.inputs = stream
-        self.inputContinuation = continuation
-        self.alarm = usesAlarm ? DeadlineAlarm { continuation.yield(.deadline) } : nil
+        self.thread = EngineThread(name: "pacer-engine", deadlineInput: .deadline)
+        self.usesAlarm = usesAlarm
         if configuration.homeAssistant.enabled {
             self.homeAssistant = HomeAssistantPublisher(discovery: HomeAssistantDiscovery(
                 settings: configuration.homeAssistant, nodeID: configuration.nodeID, topics: Topics(base: configuration.baseTopic),
@@ -96,9 +97,14 @@ actor NodeEngine {
         }
     }
 
+    /// The thread ends with the engine (its queued jobs run first).
+    deinit {
+        thread.stop()
+    }
+
     /// Hands an input to the loop (safe from any task or thread).
     nonisolated func submit(_ input: EngineInput) {
-        inputContinuation.yield(input)
+        thread.submit(input)
     }
 
     /// How long the loop goes on handling inputs that were queued before `finish()`.
@@ -113,17 +119,18 @@ actor NodeEngine {
         stopDeadline.withLock { deadline in
             if deadline == nil { deadline = ContinuousClock.now.advanced(by: Self.drainBudget) }
         }
-        inputContinuation.finish()
+        thread.finishInputs()
     }
 
     /// The loop: handles every input in order until `finish()`.
     func run() async {
         rescheduleAll()
-        for await input in inputs {
+        armAlarm()
+        while let input = await thread.next() {
             if let deadline = stopDeadline.withLock({ $0 }), ContinuousClock.now >= deadline { break }
             await handle(input)
         }
-        alarm?.cancel()
+        thread.arm(atMonotonicMs: nil)
     }
 
     /// Handles one input: decide, then `commit` (write, then publish). The loop calls it for
@@ -202,10 +209,11 @@ actor NodeEngine {
     /// The earliest deadline the engine waits for (the in-process tests advance to it).
     func nextDeadline() -> Millis? { deadlines.earliest() }
 
+    /// Arms the thread's alarm for the earliest deadline (none when nothing waits: an idle
+    /// node does not wake up).
     private func armAlarm() {
-        guard let alarm else { return }
-        let earliest = deadlines.earliest()
-        alarm.arm(at: earliest, after: earliest.map { clock.delay(until: $0) } ?? .zero)
+        guard usesAlarm else { return }
+        thread.arm(atMonotonicMs: deadlines.earliest().map { clock.monotonicMs(at: $0) })
     }
 
     /// Detects a wall-clock step and moves every running timer's anchors with it.

@@ -59,6 +59,12 @@ public struct NodeClock: Sendable {
         .milliseconds(max(0, ms - now()))
     }
 
+    /// The reading of the monotonic clock at which the timeline reaches `ms` (the engine
+    /// thread's alarm waits on the monotonic clock, with sub-millisecond precision).
+    public func monotonicMs(at ms: Millis) -> Millis {
+        ms - anchorWall + anchorMono
+    }
+
     /// Re-anchors on the wall clock when it moved away from the timeline; returns the step in ms.
     public mutating func checkForJump() -> Millis? {
         let monoNow = monotonic()

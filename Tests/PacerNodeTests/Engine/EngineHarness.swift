@@ -97,7 +97,7 @@ final class JournaledStore: EngineStore {
 
     var path: String { database.path }
 
-    func commit(_ batch: StoreBatch) async throws(StoreError) -> StoreCommit {
+    nonisolated(nonsending) func commit(_ batch: StoreBatch) async throws(StoreError) -> StoreCommit {
         let fail = failingWrites.withLock { n -> Bool in
             guard n > 0 else { return false }
             n -= 1
@@ -116,7 +116,7 @@ final class JournaledStore: EngineStore {
     func loadRequests(sinceMs: Int64) throws(StoreError) -> [RequestRecord] { try database.loadRequests(sinceMs: sinceMs) }
     func unpublishedEvents() throws(StoreError) -> [EventRecord] { try database.unpublishedEvents() }
     func history(_ query: HistoryQuery) throws(StoreError) -> [EventRecord] { try database.history(query) }
-    func prune(_ policy: RetentionPolicy, nowMs: Int64) async throws(StoreError) -> PruneResult { try database.prune(policy, nowMs: nowMs) }
+    nonisolated(nonsending) func prune(_ policy: RetentionPolicy, nowMs: Int64) async throws(StoreError) -> PruneResult { try database.prune(policy, nowMs: nowMs) }
 }
 
 /// Virtual time: a wall clock and a monotonic clock the test moves by hand.

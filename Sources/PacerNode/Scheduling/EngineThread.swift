@@ -1,0 +1,260 @@
+import DequeModule
+import Foundation
+import Glibc
+import PacerCore
+
+/// The engine's own OS thread (issue 10): the `NodeEngine` actor's executor, its input queue
+/// and its alarm clock, in one place.
+///
+/// The thread runs the actor's jobs in order. When it has none, it sleeps on a condition
+/// variable until a job is enqueued, or until the armed deadline (plus `groupingMs`), at
+/// which point it hands the deadline input to the engine itself: no task, no Dispatch timer
+/// and no other thread is involved in a tick. It is woken (one futex call) only when it
+/// sleeps: enqueuing while it is busy costs a lock and an append.
+///
+/// Grouping: the thread sleeps until `groupingMs` after the earliest deadline, so every
+/// deadline up to that instant is served by the same wake-up. A flip is never published
+/// before its instant, and at most `groupingMs` (plus the wake-up latency) after it.
+///
+/// The thread ends after `stop()` (the engine's `deinit`), once the jobs already queued
+/// have run.
+final class EngineThread<Input: Sendable>: SerialExecutor, @unchecked Sendable {
+    // @unchecked Sendable: every mutable field below is read and written only with `mutex`
+    // held (`locked`), and the pthread objects are made once in `init` and freed in `deinit`,
+    // when no thread can use them any more (the thread holds a strong reference while it runs).
+
+    private struct State {
+        var jobs = Deque<UnownedJob>()
+        var inputs = Deque<Input>()
+        /// The engine waiting in `next()` with nothing queued.
+        var waiter: UnsafeContinuation<Input?, Never>?
+        /// No input comes after the ones queued (`finishInputs()`).
+        var inputsFinished = false
+        /// The armed deadline, in ms of `CLOCK_BOOTTIME` (`NodeClock.systemMonotonicClock`).
+        var deadline: Millis?
+        /// The thread waits on the condition variable.
+        var sleeping = false
+        var stopping = false
+        var thread: pthread_t?
+        /// Times the thread went to sleep (for tests and measurements).
+        var sleeps = 0
+    }
+
+    /// What the queue holds for `next()`.
+    private enum Take { case input(Input), finished, empty }
+
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let condition: UnsafeMutablePointer<pthread_cond_t>
+    private var state = State()
+    private let deadlineInput: Input
+    /// Deadlines this close after the earliest are served by the same wake-up.
+    let groupingMs: Millis
+
+    /// - Parameters:
+    ///   - name: the thread's name (as `top -H` and `perf` show it).
+    ///   - deadlineInput: what `next()` returns when the armed deadline has passed.
+    ///   - groupingMs: the thread wakes this long after the earliest deadline.
+    init(name: String, deadlineInput: Input, groupingMs: Millis = 1) {
+        self.deadlineInput = deadlineInput
+        self.groupingMs = groupingMs
+        mutex = .allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
+        condition = .allocate(capacity: 1)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)  // timed waits immune to wall-clock steps
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+        let thread = Thread { [self] in loop() }
+        thread.name = name
+        thread.start()
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    // MARK: - Executor
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let wake = locked { state in
+            state.jobs.append(job)
+            return Self.takeSleeper(&state)
+        }
+        if wake { pthread_cond_signal(condition) }
+    }
+
+    func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    func checkIsolated() {
+        let thread = locked { $0.thread }
+        precondition(thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false,
+                     "not on the engine thread")
+    }
+
+    /// True on the engine thread (tests).
+    var isCurrent: Bool {
+        locked { $0.thread }.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+    }
+
+    /// How many times the thread went to sleep so far (tests, measurements).
+    var sleepCount: Int { locked { $0.sleeps } }
+
+    // MARK: - Inputs
+
+    /// Queues an input for `next()` (safe from any thread).
+    func submit(_ input: Input) {
+        let waiter = locked { state -> UnsafeContinuation<Input?, Never>? in
+            guard !state.inputsFinished else { return nil }
+            if let waiter = state.waiter {
+                state.waiter = nil
+                return waiter
+            }
+            state.inputs.append(input)
+            return nil
+        }
+        // Resuming enqueues the waiting engine on this executor (`enqueue` wakes the thread).
+        waiter?.resume(returning: input)
+    }
+
+    /// No input is accepted after the ones already queued; `next()` returns nil once they are taken.
+    func finishInputs() {
+        let waiter = locked { state -> UnsafeContinuation<Input?, Never>? in
+            state.inputsFinished = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: nil)
+    }
+
+    /// The next input in arrival order, waiting while there is none; nil after
+    /// `finishInputs()` once the queue is empty. One caller at a time (the engine loop).
+    func next(isolation: isolated (any Actor)? = #isolation) async -> Input? {
+        let take = locked { state -> Take in
+            if let input = state.inputs.popFirst() { return .input(input) }
+            return state.inputsFinished ? .finished : .empty
+        }
+        switch take {
+        case .input(let input): return input
+        case .finished: return nil
+        case .empty: break
+        }
+        return await withUnsafeContinuation(isolation: isolation) { continuation in
+            let ready = locked { state -> Take in
+                if let input = state.inputs.popFirst() { return .input(input) }
+                if state.inputsFinished { return .finished }
+                precondition(state.waiter == nil, "EngineThread.next() called by two loops")
+                state.waiter = continuation
+                return .empty
+            }
+            switch ready {
+            case .input(let input): continuation.resume(returning: input)
+            case .finished: continuation.resume(returning: nil)
+            case .empty: break
+            }
+        }
+    }
+
+    // MARK: - Alarm
+
+    /// Delivers `deadlineInput` once the monotonic clock (`CLOCK_BOOTTIME` ms) reaches
+    /// `monotonicMs` (+ `groupingMs`); nil disarms. Replaces the previous deadline; an earlier
+    /// one wakes the sleeping thread.
+    func arm(atMonotonicMs monotonicMs: Millis?) {
+        let wake = locked { state -> Bool in
+            guard state.deadline != monotonicMs else { return false }
+            let earlier = monotonicMs.map { new in state.deadline.map { new < $0 } ?? true } ?? false
+            state.deadline = monotonicMs
+            return earlier && Self.takeSleeper(&state)
+        }
+        if wake { pthread_cond_signal(condition) }
+    }
+
+    /// The armed deadline (tests).
+    var armedMonotonicMs: Millis? { locked { $0.deadline } }
+
+    /// Ends the thread once the jobs already queued have run.
+    func stop() {
+        let wake = locked { state -> Bool in
+            state.stopping = true
+            return Self.takeSleeper(&state)
+        }
+        if wake { pthread_cond_signal(condition) }
+    }
+
+    // MARK: - The thread
+
+    private func loop() {
+        let executor = asUnownedSerialExecutor()
+        pthread_mutex_lock(mutex)
+        state.thread = pthread_self()
+        while true {
+            if let job = state.jobs.popFirst() {
+                pthread_mutex_unlock(mutex)
+                job.runSynchronously(on: executor)
+                pthread_mutex_lock(mutex)
+                continue
+            }
+            if state.stopping { break }
+            guard let deadline = state.deadline else {
+                state.sleeping = true
+                state.sleeps += 1
+                pthread_cond_wait(condition, mutex)
+                state.sleeping = false
+                continue
+            }
+            let remaining = (deadline + groupingMs) * 1_000_000 - Self.nanoseconds(CLOCK_BOOTTIME)
+            if remaining > 0 {
+                // The deadline is on CLOCK_BOOTTIME (the node's monotonic clock); the wait is on
+                // CLOCK_MONOTONIC (all a condition variable takes): the same rate while awake.
+                var until = Self.timespec(nanoseconds: Self.nanoseconds(CLOCK_MONOTONIC) + remaining)
+                state.sleeping = true
+                state.sleeps += 1
+                pthread_cond_timedwait(condition, mutex, &until)
+                state.sleeping = false
+                continue
+            }
+            // Due: hand the engine its deadline input here, on this thread.
+            state.deadline = nil
+            if let waiter = state.waiter {
+                state.waiter = nil
+                pthread_mutex_unlock(mutex)
+                waiter.resume(returning: deadlineInput)  // enqueues the engine's job here
+                pthread_mutex_lock(mutex)
+            } else if !state.inputsFinished {
+                state.inputs.append(deadlineInput)  // the engine is busy: it takes it next
+            }
+        }
+        state.thread = nil
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// Whether the thread must be signalled (it sleeps and nobody signalled it yet).
+    private static func takeSleeper(_ state: inout State) -> Bool {
+        guard state.sleeping else { return false }
+        state.sleeping = false
+        return true
+    }
+
+    private func locked<T>(_ body: (inout State) -> T) -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return body(&state)
+    }
+
+    static func nanoseconds(_ clock: clockid_t) -> Int64 {
+        var ts = Glibc.timespec()
+        clock_gettime(clock, &ts)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+    }
+
+    private static func timespec(nanoseconds ns: Int64) -> Glibc.timespec {
+        Glibc.timespec(tv_sec: Int(ns / 1_000_000_000), tv_nsec: Int(ns % 1_000_000_000))
+    }
+}
