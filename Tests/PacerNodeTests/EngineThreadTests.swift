@@ -1,0 +1,170 @@
+import Foundation
+import PacerCore
+@testable import PacerNode
+import Testing
+
+/// An actor on an `EngineThread`, like `NodeEngine`.
+private actor ThreadProbe {
+    let thread: EngineThread<Int>
+    private(set) var log: [Int] = []
+    nonisolated var unownedExecutor: UnownedSerialExecutor { thread.asUnownedSerialExecutor() }
+
+    init(_ thread: EngineThread<Int>) { self.thread = thread }
+
+    /// Records `value`; says whether it ran on the engine thread.
+    func record(_ value: Int) -> Bool {
+        log.append(value)
+        return thread.isCurrent
+    }
+
+    /// The next input, with the monotonic ms when it came and whether the actor resumed on the thread.
+    func next() async -> (input: Int?, atMs: Millis, onThread: Bool) {
+        let input = await thread.next()
+        return (input, NodeClock.systemMonotonicClock(), thread.isCurrent)
+    }
+}
+
+/// Threads of this process whose name is `name` (from /proc/self/task/*/comm).
+private func threadCount(named name: String) -> Int {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    return tasks.filter { task in
+        (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines) == name
+    }.count
+}
+
+/// Every thread name of this process, with its count (for failure messages).
+private func threadNames() -> [String: Int] {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    var names: [String: Int] = [:]
+    for task in tasks { names[(try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? "?", default: 0] += 1 }
+    return names
+}
+
+/// Waits (real time, bounded) until `condition` holds.
+private func eventually(within limit: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
+    let end = ContinuousClock.now + limit
+    while ContinuousClock.now < end {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return condition()
+}
+
+@Suite("The engine thread: executor, input queue and alarm")
+struct EngineThreadTests {
+    static let deadline = -1
+
+    @Test("the actor's jobs run on the thread, in order")
+    func jobsInOrder() async {
+        let thread = EngineThread(name: "et-order", deadlineInput: Self.deadline)
+        defer { thread.stop() }
+        let probe = ThreadProbe(thread)
+        for i in 0..<200 {
+            let onThread = await probe.record(i)
+            #expect(onThread)
+        }
+        #expect(await probe.log == Array(0..<200))
+    }
+
+    @Test("inputs submitted from another thread come out in order; after finish, nil")
+    func inputsInOrder() async {
+        let thread = EngineThread(name: "et-inputs", deadlineInput: Self.deadline)
+        defer { thread.stop() }
+        let probe = ThreadProbe(thread)
+        let sender = Thread { for i in 0..<500 { thread.submit(i); if i % 50 == 0 { usleep(1_000) } }; thread.finishInputs() }
+        sender.start()
+        var got: [Int] = []
+        while true {
+            let (input, _, onThread) = await probe.next()
+            #expect(onThread)
+            guard let input else { break }
+            got.append(input)
+        }
+        #expect(got == Array(0..<500))
+    }
+
+    @Test("a deadline is delivered on the thread, never before its instant plus the grouping window")
+    func deadlineDelivered() async {
+        let thread = EngineThread(name: "et-deadline", deadlineInput: Self.deadline)
+        defer { thread.stop() }
+        let probe = ThreadProbe(thread)
+        for _ in 0..<5 {
+            let target = NodeClock.systemMonotonicClock() + 30
+            thread.arm(atMonotonicMs: target)
+            let (input, atMs, onThread) = await probe.next()
+            #expect(input == Self.deadline)
+            #expect(onThread)
+            #expect(atMs >= target + thread.groupingMs, "delivered \(target + thread.groupingMs - atMs) ms early")
+            #expect(atMs < target + 1_000, "delivered \(atMs - target) ms late")
+            #expect(thread.armedMonotonicMs == nil, "a delivered deadline is forgotten")
+        }
+    }
+
+    @Test("an earlier re-arm wakes the sleeping thread; a later one moves the wake-up")
+    func rearm() async {
+        let thread = EngineThread(name: "et-rearm", deadlineInput: Self.deadline)
+        defer { thread.stop() }
+        let probe = ThreadProbe(thread)
+        let sleeps = thread.sleepCount
+        thread.arm(atMonotonicMs: NodeClock.systemMonotonicClock() + 60_000)
+        #expect(await eventually { thread.sleepCount > sleeps }, "the thread never slept")
+        let soon = NodeClock.systemMonotonicClock() + 20
+        thread.arm(atMonotonicMs: soon)
+        let first = await probe.next()
+        #expect(first.input == Self.deadline)
+        #expect(first.atMs >= soon && first.atMs < soon + 2_000, "\(first.atMs - soon) ms after the re-armed instant")
+
+        let early = NodeClock.systemMonotonicClock() + 20
+        let later = early + 200
+        thread.arm(atMonotonicMs: early)
+        thread.arm(atMonotonicMs: later)
+        let second = await probe.next()
+        #expect(second.input == Self.deadline)
+        #expect(second.atMs >= later, "delivered at the replaced instant, \(later - second.atMs) ms early")
+    }
+
+    @Test("a disarmed deadline is not delivered")
+    func disarm() async {
+        let thread = EngineThread(name: "et-disarm", deadlineInput: Self.deadline)
+        defer { thread.stop() }
+        let probe = ThreadProbe(thread)
+        thread.arm(atMonotonicMs: NodeClock.systemMonotonicClock() + 20)
+        thread.arm(atMonotonicMs: nil)
+        let sender = Thread { usleep(200_000); thread.submit(7) }
+        sender.start()
+        let (input, _, _) = await probe.next()
+        #expect(input == 7, "the disarmed deadline came first")
+    }
+
+    @Test("a deadline that passes while the engine is busy is queued behind the inputs before it")
+    func deadlineWhileBusy() async {
+        let thread = EngineThread(name: "et-busy", deadlineInput: Self.deadline)
+        defer { thread.stop() }
+        let probe = ThreadProbe(thread)
+        thread.submit(1)
+        thread.arm(atMonotonicMs: NodeClock.systemMonotonicClock())
+        #expect(await eventually { thread.armedMonotonicMs == nil }, "the deadline never passed")
+        #expect(await probe.next().input == 1)
+        #expect(await probe.next().input == Self.deadline)
+    }
+
+    @Test("the thread ends when stopped, and an engine's thread when the engine is gone")
+    func threadsEnd() async throws {
+        var threads: [EngineThread<Int>] = []
+        for _ in 0..<100 { threads.append(EngineThread(name: "et-leak", deadlineInput: Self.deadline)) }
+        #expect(await eventually { threadCount(named: "et-leak") == 100 }, "\(threadCount(named: "et-leak")) threads: \(threadNames())")
+        for thread in threads { thread.stop() }
+        threads.removeAll()
+        #expect(await eventually { threadCount(named: "et-leak") == 0 }, "\(threadCount(named: "et-leak")) threads left")
+
+        // Engines: each made, used and dropped (other suites running in parallel may hold a few).
+        for _ in 0..<100 {
+            let h = try await EngineHarness.make()
+            await h.connect()
+            try h.store.database.close()
+        }
+        #expect(await eventually { threadCount(named: "pacer-engine") < 20 },
+                "\(threadCount(named: "pacer-engine")) engine threads left after 100 engines were dropped")
+    }
+}
