@@ -148,8 +148,9 @@ struct MQTTConnectionService: Service {
         try await withThrowingTaskGroup(of: Void.self) { group in
             // The client's streams go straight into the engine's one input queue, which keeps
             // their order and handles one input at a time.
-            group.addTask { for await message in client.messages { engine.submit(.message(message)) } }
-            group.addTask { for await report in client.deliveries { engine.submit(.delivered(report)) } }
+            // Messages and deliveries are read on the engine's thread (`NodeEngine.forward`).
+            group.addTask { await engine.forward(client.messages, as: EngineInput.message) }
+            group.addTask { await engine.forward(client.deliveries, as: EngineInput.delivered) }
             group.addTask {
                 for await event in client.connectionEvents {
                     engine.submit(.connection(event))

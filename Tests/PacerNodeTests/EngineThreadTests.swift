@@ -96,7 +96,7 @@ struct EngineThreadTests {
             #expect(input == Self.deadline)
             #expect(onThread)
             #expect(atMs >= target + thread.groupingMs, "delivered \(target + thread.groupingMs - atMs) ms early")
-            #expect(atMs < target + 1_000, "delivered \(atMs - target) ms late")
+            #expect(atMs < target + 10_000, "delivered \(atMs - target) ms late")  // only that it comes: lateness is the benchmark's
             #expect(thread.armedMonotonicMs == nil, "a delivered deadline is forgotten")
         }
     }

@@ -107,6 +107,15 @@ actor NodeEngine {
         thread.submit(input)
     }
 
+    /// Feeds one of the client's streams into the input queue until it ends, from the
+    /// engine's own thread: the stream's consumer resumes here when the network thread yields
+    /// (`for await` keeps this actor's isolation), not on one of Swift's pool threads, so a
+    /// command reaches the engine with one thread switch instead of two.
+    func forward<Stream: AsyncSequence & Sendable>(_ stream: Stream, as input: @Sendable (Stream.Element) -> EngineInput) async
+        where Stream.Failure == Never {
+        for await element in stream { submit(input(element)) }
+    }
+
     /// How long the loop goes on handling inputs that were queued before `finish()`.
     static let drainBudget = Duration.milliseconds(500)
 
