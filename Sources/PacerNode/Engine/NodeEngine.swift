@@ -113,7 +113,9 @@ actor NodeEngine {
     /// command reaches the engine with one thread switch instead of two.
     func forward<Stream: AsyncSequence & Sendable>(_ stream: Stream, as input: @Sendable (Stream.Element) -> EngineInput) async
         where Stream.Failure == Never {
-        for await element in stream { submit(input(element)) }
+        await withTaskExecutorPreference(thread) {
+            for await element in stream { submit(input(element)) }
+        }
     }
 
     /// How long the loop goes on handling inputs that were queued before `finish()`.
@@ -135,9 +137,12 @@ actor NodeEngine {
     func run() async {
         rescheduleAll()
         armAlarm()
-        while let input = await thread.next() {
-            if let deadline = stopDeadline.withLock({ $0 }), ContinuousClock.now >= deadline { break }
-            await handle(input)
+        // Resumed on the engine thread when an input comes (not via Swift's pool).
+        await withTaskExecutorPreference(thread) {
+            while let input = await thread.next() {
+                if let deadline = stopDeadline.withLock({ $0 }), ContinuousClock.now >= deadline { break }
+                await handle(input)
+            }
         }
         thread.arm(atMonotonicMs: nil)
     }
