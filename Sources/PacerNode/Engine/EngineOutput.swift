@@ -36,6 +36,31 @@ struct EngineOutput {
     /// `requestID` is the id it recorded in the ledger, if any (forgotten on rollback; no
     /// copy of the whole ledger per command).
     var rollback: (timers: [String: TimerTable.Entry?], requestID: String?)?
+    /// The undo information of each command of a group commit (NodeEngine+GroupCommit.swift),
+    /// in the order they were handled.
+    private(set) var groupRollbacks: [(timers: [String: TimerTable.Entry?], requestID: String?)] = []
+
+    /// The undo information of every command in this output, in the order they were handled.
+    var rollbacks: [(timers: [String: TimerTable.Entry?], requestID: String?)] {
+        groupRollbacks + (rollback.map { [$0] } ?? [])
+    }
+
+    /// Adds what one more command decided (group commit: several commands, one write).
+    mutating func absorb(_ other: EngineOutput) {
+        for id in other.changedTimers where changedSet.insert(id).inserted { changedTimers.append(id) }
+        forcePersist.formUnion(other.forcePersist)
+        events += other.events
+        deletedTimers += other.deletedTimers
+        replies += other.replies
+        requests += other.requests
+        infoChanged = infoChanged || other.infoChanged
+        republishAll = republishAll || other.republishAll
+        republishDiscovery = republishDiscovery || other.republishDiscovery
+        flushMarks = flushMarks || other.flushMarks
+        settleOutbox = settleOutbox || other.settleOutbox
+        linkActions += other.linkActions
+        groupRollbacks += other.rollbacks
+    }
 
     mutating func timerChanged(_ id: String, events newEvents: [TimerEvent], forcePersist force: Bool = false) {
         if changedSet.insert(id).inserted { changedTimers.append(id) }

@@ -30,10 +30,14 @@ extension NodeEngine {
                 // A command's change is undone (its timer, the ledger) and refused. Everything
                 // else the input changed did happen (a transition on the clock, anchors moved
                 // by a clock jump): it stays, is published, and is written with the next write.
-                let rolledBack = Set(output.rollback?.timers.keys.map { $0 } ?? [])
-                if let rollback = output.rollback {
-                    for (id, entry) in rollback.timers { timers.set(id, entry) }
-                    if let id = rollback.requestID { ledger.forget(id: id) }
+                // A group of commands (one write) is undone last first, each one refused.
+                let rollbacks = output.rollbacks
+                let rolledBack = Set(rollbacks.flatMap(\.timers.keys))
+                if !rollbacks.isEmpty {
+                    for rollback in rollbacks.reversed() {
+                        for (id, entry) in rollback.timers { timers.set(id, entry) }
+                        if let id = rollback.requestID { ledger.forget(id: id) }
+                    }
                     for id in rolledBack { schedule(id) }
                     output.refuse(rolledBack, ReplyError(.storageFailure, "the node could not save the command (\(error)); nothing changed, try again"))
                 }

@@ -141,7 +141,11 @@ actor NodeEngine {
         await withTaskExecutorPreference(thread) {
             while let input = await thread.next() {
                 if let deadline = stopDeadline.withLock({ $0 }), ContinuousClock.now >= deadline { break }
-                await handle(input)
+                if case .message(let message) = input, isCommand(message) {
+                    await handleCommands(first: message)  // with the commands queued behind it: one write
+                } else {
+                    await handle(input)
+                }
             }
         }
         thread.arm(atMonotonicMs: nil)
@@ -225,13 +229,13 @@ actor NodeEngine {
 
     /// Arms the thread's alarm for the earliest deadline (none when nothing waits: an idle
     /// node does not wake up).
-    private func armAlarm() {
+    func armAlarm() {
         guard usesAlarm else { return }
         thread.arm(atMonotonicMs: deadlines.earliest().map { clock.monotonicMs(at: $0) })
     }
 
     /// Detects a wall-clock step and moves every running timer's anchors with it.
-    private func checkClock(_ output: inout EngineOutput) {
+    func checkClock(_ output: inout EngineOutput) {
         guard let delta = clock.checkForJump() else { return }
         logger.warning("the wall clock jumped; running timers keep their remaining time and ends_at moves with the clock",
                        metadata: ["jump_ms": "\(delta)"])

@@ -135,6 +135,15 @@ final class EngineThread<Input: Sendable>: SerialExecutor, TaskExecutor, @unchec
         waiter?.resume(returning: input)
     }
 
+    /// The first queued input when it satisfies `accepts` (taken), else nil (the queue is
+    /// unchanged). Never waits: the engine's group commit takes the commands already queued.
+    func takeInput(if accepts: (Input) -> Bool) -> Input? {
+        locked { state in
+            guard let first = state.inputs.first, accepts(first) else { return nil }
+            return state.inputs.removeFirst()
+        }
+    }
+
     /// No input is accepted after the ones already queued; `next()` returns nil once they are taken.
     func finishInputs() {
         let waiter = locked { state -> UnsafeContinuation<Input?, Never>? in
