@@ -29,7 +29,7 @@ extension NodeEngine {
         var count = 0
         while true {
             var one = EngineOutput()
-            command(message, now: now, into: &one)
+            route(message, now: now, into: &one)  // a command (`isCommand`), by the same path as alone
             output.absorb(one)
             count += 1
             guard one.deletedTimers.isEmpty, count < Self.maxGroupedCommands,

@@ -188,7 +188,7 @@ actor NodeEngine {
 
     // MARK: - Routing
 
-    private func route(_ message: MQTTMessage, now: Millis, into output: inout EngineOutput) {
+    func route(_ message: MQTTMessage, now: Millis, into output: inout EngineOutput) {
         if message.topic == topics.command || topics.timerID(ofCommandTopic: message.topic) != nil {
             if message.retain {
                 // Never replay a stale command that a client left retained on a command topic.
