@@ -18,7 +18,7 @@ enum EngineInput: Sendable {
 
 /// The one owner of all timers (SPEC §3, issue 4).
 ///
-/// Commands, deadlines and connection changes arrive on one stream and are handled strictly
+/// Commands, deadlines and connection changes arrive in one queue and are handled strictly
 /// in order by `run()`, so a command and a deadline never race. Everything the engine decides
 /// to write or publish goes through `commit(_:now:)` (NodeEngine+Commit.swift): the store first
 /// (durable), then the broker.
