@@ -18,9 +18,14 @@ struct TokenBucket: Sendable, Equatable {
         self.lastMs = now
     }
 
-    /// Refills for the time since the last call (a clock that went back refills nothing).
+    /// Refills for the time since the last call. A clock that went back refills nothing and
+    /// counts on from its new reading (else a step back of an hour would lock a sender out for
+    /// an hour).
     private mutating func refill(now: Millis) {
-        guard now > lastMs else { return }
+        guard now > lastMs else {
+            lastMs = now
+            return
+        }
         let cap = Int64(burst) * 1_000
         let elapsed = Int64(now - lastMs)
         // rate per second = rate thousandths per ms; capped before multiplying so it cannot overflow.
