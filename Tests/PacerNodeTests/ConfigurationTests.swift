@@ -42,6 +42,14 @@ import Testing
         #expect(config.clientID == "pacer-gym-pi")
     }
 
+    /// An empty file is the defaults (the fuzz target of `load` leaves it to this test: see Fuzz/Targets/load.swift).
+    @Test func emptyFileIsTheDefaults() throws {
+        let file = try write("")
+        let config = try NodeConfiguration.load(flags: .init(configFile: file), environment: [:], hostname: "box")
+        #expect(config.nodeID == "box" && config.configFile == file)
+        #expect(config.limits == NodeLimits() && config.limits.commandRate == nil && config.timers.isEmpty)
+    }
+
     @Test func fullFileIsRead() throws {
         let secret = try write("s3cret\n")
         let file = try write("""

@@ -189,10 +189,18 @@ extension NodeConfiguration {
     }
 
     private mutating func readLimits(_ top: [String: ConfigTree], _ r: inout ConfigReader) {
-        let limitsNode = r.mapping(top["limits"], key: "limits", known: ["max_timers", "max_payload_bytes", "dedup_window"])
+        let limitsNode = r.mapping(top["limits"], key: "limits", known: ["max_timers", "max_payload_bytes", "dedup_window", "command_rate", "command_burst"])
         if let v = r.int(limitsNode["max_timers"], key: "limits.max_timers", range: 1...100_000) { limits.maxTimers = v }
         if let v = r.int(limitsNode["max_payload_bytes"], key: "limits.max_payload_bytes", range: 1024...16_777_216) { limits.maxPayloadBytes = v }
         if let v = r.duration(limitsNode["dedup_window"], key: "limits.dedup_window", range: 1_000...86_400_000) { limits.dedupWindowMs = v }
+        let rate = r.int(limitsNode["command_rate"], key: "limits.command_rate", range: 1...100_000)
+        let burst = r.int(limitsNode["command_burst"], key: "limits.command_burst", range: 1...100_000)
+        if let rate {
+            limits.commandRate = CommandRateLimit(perSecond: rate, burst: burst ?? rate)
+        } else if burst != nil {
+            r.fail("limits.command_burst", limitsNode["command_burst"],
+                   "needs limits.command_rate (commands per second per sender; the rate limit is off without it)")
+        }
 
         let timing = r.mapping(top["timing"], key: "timing", known: ["lag_window", "cues", "alert_interval", "auto_dismiss", "back_window"])
         if let v = r.duration(timing["lag_window"], key: "timing.lag_window", range: 0...60_000) { timerSettings.lagWindowMs = v }

@@ -63,6 +63,19 @@ public struct NodeLimits: Sendable, Equatable {
     public var maxTimers = 1_000
     public var maxPayloadBytes = 65_536
     public var dedupWindowMs: Millis = 600_000
+    /// The optional command rate limit (`limits.command_rate`); nil: off (the default).
+    public var commandRate: CommandRateLimit?
+}
+
+/// `limits.command_rate` and `limits.command_burst`: per sender, `burst` commands at once,
+/// then `perSecond`; a command over it is answered `rate_limited` (CommandRateLimiter.swift).
+public struct CommandRateLimit: Sendable, Equatable {
+    public var perSecond: Int
+    public var burst: Int
+    public init(perSecond: Int, burst: Int) {
+        self.perSecond = perSecond
+        self.burst = burst
+    }
 }
 
 /// A plain retained topic that can flip every second (SPEC: which per-second topics a node

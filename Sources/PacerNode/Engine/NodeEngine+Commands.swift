@@ -26,6 +26,14 @@ extension NodeEngine {
         }
         let requestID: JSONValue = parsed.requestID.map(JSONValue.string) ?? .null
 
+        // The optional rate limit: refused before anything else, nothing written or recorded
+        // (a retry with the same id is a new command).
+        if rateLimiter != nil, let wait = rateLimiter?.take(key: message.properties.responseTopic ?? message.topic, now: now) {
+            logger.debug("command rate limited", metadata: ["topic": "\(message.topic)", "retry_in_ms": "\(wait)"])
+            reply(Self.errorBody(id: requestID, rateLimitError(retryInMs: wait)))
+            return
+        }
+
         // A repeat of a request id within the window gets the first reply and changes nothing.
         if let id = parsed.requestID, let first = ledger.reply(for: id, now: now) {
             logger.debug("duplicate request answered from the ledger", metadata: ["id": "\(id)"])
@@ -230,5 +238,13 @@ extension NodeEngine {
     /// A topic we may publish a reply to: no wildcards, not empty, not `$`-reserved.
     static func isValidPublishTopic(_ topic: String) -> Bool {
         !topic.isEmpty && !topic.contains("+") && !topic.contains("#") && !topic.hasPrefix("$") && topic.utf8.count < 65_536
+    }
+}
+
+extension NodeEngine {
+    /// The `rate_limited` reply's error: the limit and when to retry.
+    func rateLimitError(retryInMs: Millis) -> ReplyError {
+        let limit = configuration.limits.commandRate
+        return ReplyError(.rateLimited, "too many commands from this sender (limits.command_rate: \(limit?.perSecond ?? 0)/s, burst \(limit?.burst ?? 0)); nothing changed, retry in \(retryInMs) ms")
     }
 }

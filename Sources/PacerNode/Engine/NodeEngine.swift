@@ -50,6 +50,8 @@ actor NodeEngine {
     var upkeep = StoreUpkeep()
     /// Home Assistant discovery: what was published (nil when `home_assistant.enabled` is false).
     var homeAssistant: HomeAssistantPublisher?
+    /// The optional command rate limit (`limits.command_rate`; nil: off). CommandRateLimiter.swift.
+    lazy var rateLimiter: CommandRateLimiter? = configuration.limits.commandRate.map(CommandRateLimiter.init)
     /// The speaker's cues (PacerSound): the engine only hands events over; nil without `sound:`.
     let sound: SoundPlayer?
 
