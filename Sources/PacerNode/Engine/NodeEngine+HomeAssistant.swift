@@ -28,6 +28,12 @@ extension NodeEngine {
         var messages = output.deletedTimers.map { publisher.removal(of: $0) }
         if linkUp {
             let all = output.republishAll || output.republishDiscovery
+            if all {
+                // Every config (a connect): the states, events and retained topics queued so far
+                // go to the network thread now, while the configs are made, not after them.
+                transport.endBatch()
+                transport.beginBatch()
+            }
             let subjects = (all ? timers.ids : output.changedTimers).compactMap { id in
                 timers[id].map { HomeAssistantDiscovery.Subject(id: id, name: $0.machine.name, kind: $0.machine.kind) }
             }

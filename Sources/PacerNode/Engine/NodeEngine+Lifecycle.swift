@@ -16,15 +16,16 @@ extension NodeEngine {
             logger.warning("the system clock is not synchronised yet; restored timers are evaluated against it as it is (see docs/deployment.md for ordering after time-sync.target)")
         }
         let declared = Dictionary(configuration.timers.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        // Replies are kept as their JSON bytes and decoded only when a repeat asks for one.
+        ledger.decoder = { JSONCoding.decode($0) }
         if let store {
             do {
+                let decoder = JSONDecoder()
                 for record in try store.loadTimers() {
-                    restoreTimer(record, declared: declared[record.id], now: now, into: &output)
+                    restoreTimer(record, declared: declared[record.id], now: now, decoder: decoder, into: &output)
                 }
                 for request in try store.loadRequests(sinceMs: now - configuration.limits.dedupWindowMs) {
-                    if let reply = JSONCoding.decode(request.reply) {
-                        ledger.record(id: request.id, reply: reply, now: request.atMs)
-                    }
+                    ledger.record(id: request.id, encodedReply: request.reply, now: request.atMs)
                 }
             } catch {
                 logger.error("could not read the saved timers; starting without them", metadata: ["error": "\(error)"])
@@ -48,10 +49,11 @@ extension NodeEngine {
         await pruneIfDue(now: now)
     }
 
-    private func restoreTimer(_ record: TimerRecord, declared: TimerDeclaration?, now: Millis, into output: inout EngineOutput) {
+    private func restoreTimer(_ record: TimerRecord, declared: TimerDeclaration?, now: Millis, decoder: JSONDecoder,
+                              into output: inout EngineOutput) {
         var machine: TimerMachine
         do {
-            machine = try JSONDecoder().decode(TimerMachine.self, from: Data(record.machine))
+            machine = try decoder.decode(TimerMachine.self, from: Data(record.machine))
         } catch {
             logger.error("a saved timer could not be read and is dropped", metadata: ["timer": "\(record.id)", "error": "\(error)"])
             output.deletedTimers.append(record.id)
