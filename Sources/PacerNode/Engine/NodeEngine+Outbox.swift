@@ -39,6 +39,9 @@ extension NodeEngine {
             }
         }
         await perform(outbox.connected(pending: pending, now: now), now: now)
+        // A connect republishes every retained topic (and Home Assistant's configs): a burst
+        // of messages freed once sent. Their pages go back to the system afterwards.
+        HeapTrim.later()
     }
 
     /// The acknowledged events to mark published in the write about to be made; clears the

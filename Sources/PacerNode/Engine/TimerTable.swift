@@ -14,8 +14,9 @@ struct TimerTable {
         var restore: RestorePolicy
         /// The revision last written to the store (-1: never written).
         fileprivate(set) var persistedRevision: Int
-        /// Last value published on each plain retained topic (only changes are republished).
-        fileprivate var lastPlain: [String: String] = [:]
+        /// Last value published on each plain retained topic (only changes are republished),
+        /// by the topic's last level (`PlainSlots`): short strings, stored inline, no topic copy.
+        fileprivate var lastPlain = PlainSlots()
         /// What the last published `state` showed that a per-second tick cannot change.
         fileprivate var lastState: StateKey?
 
@@ -99,9 +100,40 @@ struct TimerTable {
     /// Whether `value` must be published on the plain topic (changed, or `force`); remembers it.
     mutating func plainNeedsPublish(_ id: String, topic: String, value: String, force: Bool) -> Bool {
         guard entries[id] != nil else { return false }
-        if !force, entries[id]!.lastPlain[topic] == value { return false }
-        entries[id]!.lastPlain[topic] = value
+        let leaf = PlainSlots.leaf(of: topic)
+        if !force, entries[id]!.lastPlain[leaf] == value { return false }
+        entries[id]!.lastPlain[leaf] = value
         return true
+    }
+
+    /// The last values of one timer's plain topics, kept small: 10,000 timers keep six each.
+    /// A timer's plain topics differ only in their last level (`remaining`, `display`, ...),
+    /// which is a short string Swift stores inline; the known ones have a fixed slot.
+    struct PlainSlots {
+        static let leaves = ["remaining", "display", "phase", "round", "rounds", "hr"]
+        private var slots: [String?] = []
+        /// Any other topic (none today), by its last level.
+        private var others: [Substring: String] = [:]
+
+        static func leaf(of topic: String) -> Substring {
+            guard let slash = topic.lastIndex(of: "/") else { return topic[...] }
+            return topic[topic.index(after: slash)...]
+        }
+
+        subscript(leaf: Substring) -> String? {
+            get {
+                guard let index = Self.leaves.firstIndex(where: { $0 == leaf }) else { return others[leaf] }
+                return index < slots.count ? slots[index] : nil
+            }
+            set {
+                guard let index = Self.leaves.firstIndex(where: { $0 == leaf }) else {
+                    others[Substring(String(leaf))] = newValue
+                    return
+                }
+                if slots.isEmpty { slots = Array(repeating: nil, count: Self.leaves.count) }
+                slots[index] = newValue
+            }
+        }
     }
 
     // MARK: Persistence
