@@ -179,13 +179,16 @@ enum HeapTrim {
         _ = trim?(0)
     }
 
-    /// Trims once `delay` has passed (the messages of a connect are freed by the network thread
-    /// once the broker acknowledged them); nothing of the engine waits for it.
-    static func later(_ delay: Duration = .seconds(3)) {
+    /// Trims 3 s and 10 s from now (the messages of a connect are freed by the network thread
+    /// once the broker acknowledged them, later when it is slow); nothing of the engine waits
+    /// for it.
+    static func later() {
         guard trim != nil else { return }
         Task.detached(priority: .background) {
-            try? await Task.sleep(for: delay)
-            now()
+            for delay in [Duration.seconds(3), .seconds(7)] {
+                try? await Task.sleep(for: delay)
+                now()
+            }
         }
     }
 }
