@@ -70,7 +70,7 @@ extension NodeEngine {
         sound?.submit(output.events.filter { !duplicates.contains(EventKey($0)) }, nowMs: clock.now())
         // Home Assistant (NodeEngine+HomeAssistant.swift): a deleted timer's device goes before its
         // topics are cleared (its sensors would read the empty values).
-        await publishDiscovery(output)
+        await publishDiscovery(output, now: now)
         for id in output.deletedTimers {
             for topic in topics.timer(id).retained { await publish(to: topic, [], retain: true) }
         }
@@ -117,10 +117,22 @@ extension NodeEngine {
         // Timers with events in the outbox wait for the outbox check (see EventOutbox).
         // Every `state` first (it carries everything a dashboard shows), then the plain topics:
         // after a restart of 10,000 timers the states are back after 10,000 messages, not 70,000.
+        // Handed to the network thread every `republishChunk` timers (this input's batch is
+        // ended and begun again), so it writes while the rest is made, not after all of it.
         let ids = timers.ids.filter { !outbox.isHolding($0) }
-        for id in ids { await publishTimer(id, now: now, force: true, plainTopics: false) }
-        for id in ids { await publishPlainTopics(id, now: now) }
+        for (index, id) in ids.enumerated() {
+            await publishTimer(id, now: now, force: true, plainTopics: false)
+            if index % Self.republishChunk == Self.republishChunk - 1 { transport.endBatch(); transport.beginBatch() }
+        }
+        transport.endBatch(); transport.beginBatch()
+        for (index, id) in ids.enumerated() {
+            await publishPlainTopics(id, now: now)
+            if index % Self.republishChunk == Self.republishChunk - 1 { transport.endBatch(); transport.beginBatch() }
+        }
     }
+
+    /// How many timers' topics a connect hands to the network thread at a time.
+    static let republishChunk = 500
 
     /// Prunes old history and request ids, at most once an hour and only after a write (so an
     /// idle node never wakes up for it).

@@ -179,13 +179,13 @@ enum HeapTrim {
         _ = trim?(0)
     }
 
-    /// Trims 3 s and 10 s from now (the messages of a connect are freed by the network thread
-    /// once the broker acknowledged them, later when it is slow); nothing of the engine waits
-    /// for it.
+    /// Trims 3 s, 10 s and 30 s from now (the messages of a connect are freed by the network
+    /// thread once the broker acknowledged them, later when it is slow); nothing of the engine
+    /// waits for it.
     static func later() {
         guard trim != nil else { return }
         Task.detached(priority: .background) {
-            for delay in [Duration.seconds(3), .seconds(7)] {
+            for delay in [Duration.seconds(3), .seconds(7), .seconds(20)] {
                 try? await Task.sleep(for: delay)
                 now()
             }

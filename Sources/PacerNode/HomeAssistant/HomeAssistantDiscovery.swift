@@ -248,4 +248,46 @@ struct HomeAssistantPublisher: Sendable {
         published[id] = nil
         return Message(topic: discovery.configTopic(timer: id), payload: [])
     }
+
+    // MARK: Every config, in chunks
+
+    /// Timers whose config is still to be published for a connect or Home Assistant's `online`.
+    private var backlog: [String] = []
+    private var backlogHead = 0
+    /// When the next chunk of the backlog is due; nil when there is none.
+    private(set) var nextChunkAtMs: Millis?
+
+    /// Every one of `ids` is to be published (again), the first chunk at once.
+    mutating func queueAll(_ ids: [String], at now: Millis) {
+        backlog = ids
+        backlogHead = 0
+        nextChunkAtMs = ids.isEmpty ? nil : now
+    }
+
+    func chunkIsDue(now: Millis) -> Bool {
+        nextChunkAtMs.map { now >= $0 } ?? false
+    }
+
+    /// The next `count` timers of the backlog; the chunk after them is due at `nextAt`.
+    mutating func takeChunk(_ count: Int, nextAt: Millis) -> [String] {
+        let end = min(backlog.count, backlogHead + count)
+        let chunk = Array(backlog[backlogHead..<end])
+        backlogHead = end
+        if backlogHead >= backlog.count {
+            clearBacklog()
+        } else {
+            nextChunkAtMs = nextAt
+        }
+        return chunk
+    }
+
+    mutating func postpone(until instant: Millis) {
+        if nextChunkAtMs != nil { nextChunkAtMs = instant }
+    }
+
+    mutating func clearBacklog() {
+        backlog = []
+        backlogHead = 0
+        nextChunkAtMs = nil
+    }
 }
