@@ -30,6 +30,9 @@ extension NodeEngine {
     /// removals are handed to the client like the deleted timers' retained topics.
     func publishDiscovery(_ output: EngineOutput, now: Millis) async {
         guard var publisher = homeAssistant else { return }
+        // Taken out while it changes: a second reference would make every change copy its
+        // 10,000 entries (copy on write), once per command or chunk.
+        homeAssistant = nil
         var messages = output.deletedTimers.map { publisher.removal(of: $0) }
         if linkUp {
             if output.republishAll || output.republishDiscovery {
