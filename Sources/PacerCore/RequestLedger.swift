@@ -64,7 +64,8 @@ public struct RequestLedger: Sendable, Codable, Equatable {
     /// Records the reply to `id` (a second record of a known id keeps the first reply). Kept as
     /// its JSON bytes when a `decoder` is set.
     public mutating func record(id: String, reply: JSONValue, now: Millis) {
-        insert(id: id, reply: decoder == nil ? .value(reply) : .encoded(reply.jsonBytes), now: now)
+        // Copied out of the writer's growing buffer: kept at its size, not the buffer's capacity.
+        insert(id: id, reply: decoder == nil ? .value(reply) : .encoded(Array(reply.jsonBytes[...])), now: now)
     }
 
     /// Records a reply given as JSON bytes (a stored one, loaded at a restart), decoded by
