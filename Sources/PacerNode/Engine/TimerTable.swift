@@ -107,13 +107,14 @@ struct TimerTable {
     }
 
     /// The last values of one timer's plain topics, kept small: 10,000 timers keep six each.
-    /// A timer's plain topics differ only in their last level (`remaining`, `display`, ...),
-    /// which is a short string Swift stores inline; the known ones have a fixed slot.
+    /// A timer's plain topics differ only in their last level (`remaining`, `display`, ...);
+    /// the known ones have a field of their own, and their values are short strings, which
+    /// Swift stores inline: no allocation per timer. (An array allocated at a timer's first
+    /// publish, amid a connect's burst of messages, pinned pages of that burst for good.)
     struct PlainSlots {
-        static let leaves = ["remaining", "display", "phase", "round", "rounds", "hr"]
-        private var slots: [String?] = []
+        private var remaining, display, phase, round, rounds, hr: String?
         /// Any other topic (none today), by its last level.
-        private var others: [Substring: String] = [:]
+        private var others: [String: String] = [:]
 
         static func leaf(of topic: String) -> Substring {
             guard let slash = topic.lastIndex(of: "/") else { return topic[...] }
@@ -122,16 +123,26 @@ struct TimerTable {
 
         subscript(leaf: Substring) -> String? {
             get {
-                guard let index = Self.leaves.firstIndex(where: { $0 == leaf }) else { return others[leaf] }
-                return index < slots.count ? slots[index] : nil
+                switch leaf {
+                case "remaining": remaining
+                case "display": display
+                case "phase": phase
+                case "round": round
+                case "rounds": rounds
+                case "hr": hr
+                default: others[String(leaf)]
+                }
             }
             set {
-                guard let index = Self.leaves.firstIndex(where: { $0 == leaf }) else {
-                    others[Substring(String(leaf))] = newValue
-                    return
+                switch leaf {
+                case "remaining": remaining = newValue
+                case "display": display = newValue
+                case "phase": phase = newValue
+                case "round": round = newValue
+                case "rounds": rounds = newValue
+                case "hr": hr = newValue
+                default: others[String(leaf)] = newValue
                 }
-                if slots.isEmpty { slots = Array(repeating: nil, count: Self.leaves.count) }
-                slots[index] = newValue
             }
         }
     }
