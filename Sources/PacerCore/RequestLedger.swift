@@ -3,6 +3,10 @@
 ///
 /// Usage: `if let reply = ledger.reply(for: id, now: now) { answer reply } else { apply;
 /// ledger.record(id: id, reply: reply, now: now) }`.
+///
+/// With a `decoder` set (the node sets one: the core has no JSON parser), replies are kept as
+/// their JSON bytes, a fraction of a decoded `JSONValue`'s memory, and decoded only when a
+/// repeat asks for one; a restart loads the stored replies as bytes, without decoding any.
 public struct RequestLedger: Sendable, Codable, Equatable {
     public let windowMs: Millis
     public let capacity: Int
@@ -10,10 +14,27 @@ public struct RequestLedger: Sendable, Codable, Equatable {
     /// Ids in recording order; `head` is the first live element.
     private var order: [String] = []
     private var head = 0
+    /// Turns a reply kept as JSON bytes back into a value; nil: replies are kept decoded.
+    public var decoder: (@Sendable ([UInt8]) -> JSONValue?)?
+
+    /// A reply as recorded: decoded, or its JSON bytes (decoded when a repeat asks).
+    enum Reply: Sendable, Codable, Equatable {
+        case value(JSONValue)
+        case encoded([UInt8])
+    }
 
     struct Entry: Sendable, Codable, Equatable {
-        var reply: JSONValue
+        var reply: Reply
         var atMs: Millis
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case windowMs, capacity, replies, order, head
+    }
+
+    /// Equal when they remember the same ids with the same replies (the decoder is not compared).
+    public static func == (a: RequestLedger, b: RequestLedger) -> Bool {
+        a.windowMs == b.windowMs && a.capacity == b.capacity && a.replies == b.replies && a.order == b.order && a.head == b.head
     }
 
     public init(windowMs: Millis = 600_000, capacity: Int = 10_000) {
@@ -33,11 +54,27 @@ public struct RequestLedger: Sendable, Codable, Equatable {
     /// The first reply recorded for `id` within the window, if any.
     public mutating func reply(for id: String, now: Millis) -> JSONValue? {
         purge(now: now)
-        return replies[id]?.reply
+        switch replies[id]?.reply {
+        case .value(let value)?: return value
+        case .encoded(let bytes)?: return decoder?(bytes)
+        case nil: return nil
+        }
     }
 
-    /// Records the reply to `id` (a second record of a known id keeps the first reply).
+    /// Records the reply to `id` (a second record of a known id keeps the first reply). Kept as
+    /// its JSON bytes when a `decoder` is set.
     public mutating func record(id: String, reply: JSONValue, now: Millis) {
+        // Copied out of the writer's growing buffer: kept at its size, not the buffer's capacity.
+        insert(id: id, reply: decoder == nil ? .value(reply) : .encoded(Array(reply.jsonBytes[...])), now: now)
+    }
+
+    /// Records a reply given as JSON bytes (a stored one, loaded at a restart), decoded by
+    /// `decoder` only when a repeat asks for it. An undecodable one then counts as unknown.
+    public mutating func record(id: String, encodedReply: [UInt8], now: Millis) {
+        insert(id: id, reply: .encoded(encodedReply), now: now)
+    }
+
+    private mutating func insert(id: String, reply: Reply, now: Millis) {
         purge(now: now)
         guard replies[id] == nil else { return }
         replies[id] = Entry(reply: reply, atMs: now)

@@ -248,6 +248,11 @@ extension TimerMachine: Codable {
     /// Format version of the persisted JSON.
     public static let codingVersion = 1
 
+    /// A decoder's `userInfo` key: `TimerSettings` to give every decoded machine instead of
+    /// the persisted ones (a node that restores replaces them with its configuration's anyway,
+    /// so they are not decoded: a restore of 10,000 timers skips 10,000 of them).
+    public static let settingsOverride = CodingUserInfoKey(rawValue: "pacer.settingsOverride")!
+
     /// Restores a persisted machine. The program is recompiled from the spec (it is not
     /// persisted: a 10,000-segment program would otherwise be rewritten on every change).
     public init(from decoder: any Decoder) throws {
@@ -259,7 +264,11 @@ extension TimerMachine: Codable {
         id = try container.decode(String.self, forKey: .id)
         name = try container.decode(String.self, forKey: .name)
         spec = try container.decode(TimerSpec.self, forKey: .spec)
-        settings = try container.decodeIfPresent(TimerSettings.self, forKey: .settings) ?? TimerSettings()
+        if let override = decoder.userInfo[TimerMachine.settingsOverride] as? TimerSettings {
+            settings = override
+        } else {
+            settings = try container.decodeIfPresent(TimerSettings.self, forKey: .settings) ?? TimerSettings()
+        }
         state = try container.decode(State.self, forKey: .state)
         revision = try container.decode(Int.self, forKey: .revision)
         advancedToMs = try container.decode(Millis.self, forKey: .advancedToMs)

@@ -171,6 +171,11 @@ public final class PacerDatabase: Sendable {
         // `pacer history`); readers wait too.
         configuration.busyMode = .timeout(5)
         configuration.maximumReaderCount = 2
+        // A smaller page cache per connection (SQLite's default is 2 MB): the node's writes touch
+        // few pages, and the kernel's page cache holds the file anyway (issue 10: RSS).
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA cache_size = -512")
+        }
         return configuration
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import PacerCore
 import Testing
 
@@ -731,4 +732,34 @@ struct CommandAndLedgerTests {
         #expect(ledger.reply(for: "r9999", now: 10_000) == 9999)
         #expect(ledger.reply(for: "r9899", now: 10_000) == nil)
     }
+
+    @Test("with a decoder, replies are kept as JSON bytes and decoded only when a repeat asks")
+    func ledgerKeepsRepliesEncoded() throws {
+        let decodes = Counter()
+        var ledger = RequestLedger(windowMs: 10_000, capacity: 10)
+        ledger.decoder = { bytes in
+            decodes.add()
+            return try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+        }
+        let reply: JSONValue = ["id": "a", "ok": true, "timer": ["remaining_ms": 90_000, "name": "Sprint \"1\""]]
+        ledger.record(id: "a", reply: reply, now: 0)
+        ledger.record(id: "stored", encodedReply: Array(#"{"ok":false,"error":{"code":"not_found"}}"#.utf8), now: 0)
+        ledger.record(id: "corrupt", encodedReply: Array("{not json".utf8), now: 0)
+        #expect(decodes.value == 0)  // nothing decoded until a repeat asks
+        #expect(ledger.reply(for: "a", now: 1) == reply)
+        #expect(ledger.reply(for: "stored", now: 1) == ["ok": false, "error": ["code": "not_found"]])
+        #expect(ledger.reply(for: "corrupt", now: 1) == nil)  // unreadable: counts as unknown
+        #expect(decodes.value == 3)
+        #expect(ledger.count == 3)
+        #expect(ledger.reply(for: "a", now: 10_000) == nil)  // the window still ends
+        let back = try JSONDecoder().decode(RequestLedger.self, from: JSONEncoder().encode(ledger))
+        #expect(back == ledger)
+    }
+}
+
+/// A thread-safe count (the ledger's decoder is a `@Sendable` closure).
+private final class Counter: Sendable {
+    private let count = Mutex(0)
+    var value: Int { count.withLock { $0 } }
+    func add() { count.withLock { $0 += 1 } }
 }

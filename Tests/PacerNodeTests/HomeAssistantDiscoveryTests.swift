@@ -183,6 +183,24 @@ struct HomeAssistantDiscoveryTests {
         // A timer created again under the same id after its deletion is published again.
         #expect(publisher.configs(for: [b], force: false).count == 1)
     }
+
+    @Test("the template-filled payload is byte for byte the JSON writer's, for every kind and any name")
+    func templateMatchesTheWriter() {
+        let names = ["Kitchen timer", "", "Quote \" and backslash \\", "Tab\tnew\nline \u{1}\u{2}", "Ünïcødé ⏱", "\\u0001"]
+        let others = [discovery, HomeAssistantDiscovery(settings: .init(prefix: "ha/site2"), nodeID: "n", topics: Topics(base: "x/n"), version: "1", hasHeartRate: false)]
+        for d in others {
+            for kind in TimerKind.allCases {
+                for (index, name) in names.enumerated() {
+                    let subject = HomeAssistantDiscovery.Subject(id: "t\(index)_x-\(kind.rawValue)", name: name, kind: kind)
+                    #expect(d.configBytes(for: subject) == JSONCoding.encode(d.config(for: subject)), "\(kind) \(name)")
+                }
+            }
+        }
+        // The template is made at all (not the slow path every time).
+        let parts = ConfigTemplate(discovery, kind: .countdown)?.parts ?? []
+        #expect(parts.filter { $0 == .name }.count == 1)
+        #expect(parts.filter { $0 == .id }.count == 25)  // 12 unique ids, 12 topics, the device id
+    }
 }
 
 @Suite("Home Assistant configuration")

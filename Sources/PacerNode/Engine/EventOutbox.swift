@@ -48,16 +48,18 @@ struct EventOutbox {
 
     /// What the engine must do, in order.
     enum Action: Equatable {
-        /// Subscribe to the node's own `timers/+/state` filter (the retained states come back).
-        case subscribeToStates
+        /// Subscribe to the retained `state` of these timers (the held ones), so they come back:
+        /// each topic when they are few, the node's `timers/+/state` filter otherwise.
+        case subscribeToStates([String])
         /// Publish a written event, tracked; report the token with `sent(seq:token:)`.
         case publish(EventRecord)
         /// Mark these events published now, in a write of their own.
         case mark([Int64])
         /// Publish these timers' retained topics (held back during the check).
         case release([String])
-        /// Unsubscribe from the state filter (the client would resubscribe it on every reconnect).
-        case unsubscribeFromStates
+        /// Unsubscribe from what `subscribeToStates` subscribed (the client would resubscribe it
+        /// on every reconnect).
+        case unsubscribeFromStates([String])
         /// Set (or clear) the check's deadline: `settle()` is due then.
         case windowEnds(at: Millis?)
         /// Set (or clear) the deadline by which the acknowledged events are marked.
@@ -101,7 +103,7 @@ struct EventOutbox {
         }
         let timers = Set(pending.map(\.timer))
         state = .checking(Check(pending: pending, held: timers, waiting: timers))
-        actions += [.subscribeToStates, .windowEnds(at: now + Self.checkWindowMs)]
+        actions += [.subscribeToStates(timers.sorted()), .windowEnds(at: now + Self.checkWindowMs)]
         return actions
     }
 
@@ -109,7 +111,7 @@ struct EventOutbox {
     /// retained states; the next connect starts a new one from the store.
     mutating func linkDown() -> [Action] {
         defer { state = .linkDown }
-        if case .checking = state { return [.unsubscribeFromStates, .windowEnds(at: nil)] }
+        if case .checking(let check) = state { return [.unsubscribeFromStates(check.held.sorted()), .windowEnds(at: nil)] }
         return []
     }
 
@@ -161,7 +163,7 @@ struct EventOutbox {
         }
         actions.append(.release(check.held.sorted()))
         if !proven.isEmpty { actions.append(.mark(proven)) }
-        actions += [.unsubscribeFromStates, .windowEnds(at: nil)]
+        actions += [.unsubscribeFromStates(check.held.sorted()), .windowEnds(at: nil)]
         return actions
     }
 

@@ -21,19 +21,53 @@ extension NodeEngine {
     /// of new, renamed or re-kinded timers — all of them on a (re)connect or when Home
     /// Assistant came online.
     ///
+    /// All of them go out in chunks of `discoveryChunk`, one every `discoveryPauseMs` (a
+    /// `.discovery` deadline), after the states: 10,000 configs of ~3 KB queued at once would
+    /// hold 30 MB in libmosquitto's queue, which glibc then keeps (issue 10). The first chunk
+    /// goes with the connect itself.
+    ///
     /// Configs are skipped while disconnected (every one is published on the next connect);
     /// removals are handed to the client like the deleted timers' retained topics.
-    func publishDiscovery(_ output: EngineOutput) async {
+    func publishDiscovery(_ output: EngineOutput, now: Millis) async {
         guard var publisher = homeAssistant else { return }
+        // Taken out while it changes: a second reference would make every change copy its
+        // 10,000 entries (copy on write), once per command or chunk.
+        homeAssistant = nil
         var messages = output.deletedTimers.map { publisher.removal(of: $0) }
         if linkUp {
-            let all = output.republishAll || output.republishDiscovery
-            let subjects = (all ? timers.ids : output.changedTimers).compactMap { id in
-                timers[id].map { HomeAssistantDiscovery.Subject(id: id, name: $0.machine.name, kind: $0.machine.kind) }
+            if output.republishAll || output.republishDiscovery {
+                // The states, events and retained topics queued so far go to the network
+                // thread now, while the configs are made, not after them.
+                transport.endBatch()
+                transport.beginBatch()
+                publisher.queueAll(timers.ids, at: now)
+            } else {
+                messages += publisher.configs(for: subjects(output.changedTimers), force: false)
             }
-            messages += publisher.configs(for: subjects, force: all)
+            // A wall-clock step back would otherwise leave the next chunk far in the future.
+            if let at = publisher.nextChunkAtMs, at > now + Self.discoveryPauseMs { publisher.postpone(until: now) }
+            if publisher.chunkIsDue(now: now) {
+                if transport.isBacklogged {
+                    publisher.postpone(until: now + Self.discoveryPauseMs)  // the broker reads slower than we publish
+                } else {
+                    messages += publisher.configs(for: subjects(publisher.takeChunk(Self.discoveryChunk, nextAt: now + Self.discoveryPauseMs)), force: true)
+                }
+            }
+        } else {
+            publisher.clearBacklog()  // the next connect publishes every config
         }
+        deadlines.set(.discovery, at: publisher.nextChunkAtMs)
         homeAssistant = publisher  // before the awaits: the actor may run other work in between
         for message in messages { await publish(to: message.topic, message.payload, retain: true) }
+    }
+
+    /// How many configs a connect publishes at a time (~1.5 MB), and the pause between chunks.
+    static let discoveryChunk = 500
+    static let discoveryPauseMs: Millis = 50
+
+    private func subjects(_ ids: [String]) -> [HomeAssistantDiscovery.Subject] {
+        ids.compactMap { id in
+            timers[id].map { HomeAssistantDiscovery.Subject(id: id, name: $0.machine.name, kind: $0.machine.kind) }
+        }
     }
 }

@@ -7,6 +7,16 @@ import PacerStore
 extension NodeEngine {
     var stateFilter: String { "\(topics.base)/timers/+/state" }
 
+    /// Up to this many held timers, the check subscribes to each one's `state` topic; above,
+    /// to the `timers/+/state` filter. A few held timers among 10,000 then bring back a few
+    /// retained states, not 10,000 (each an input of the engine).
+    static let maxStateTopics = 32
+
+    /// The topic filters the outbox check reads the held timers' retained states from.
+    func stateFilters(for held: [String]) -> [String] {
+        held.count > Self.maxStateTopics ? [stateFilter] : held.map { topics.timer($0).state }
+    }
+
     /// Whether the engine has taken the broker connection's `.connected` (and not yet its
     /// end). Everything the engine publishes follows this, not the client's own flag: between
     /// a CONNACK and the engine handling it, a state must not reach the broker before the
@@ -29,6 +39,9 @@ extension NodeEngine {
             }
         }
         await perform(outbox.connected(pending: pending, now: now), now: now)
+        // A connect republishes every retained topic (and Home Assistant's configs): a burst
+        // of messages freed once sent. Their pages go back to the system afterwards.
+        HeapTrim.later()
     }
 
     /// The acknowledged events to mark published in the write about to be made; clears the
@@ -50,7 +63,8 @@ extension NodeEngine {
 
     /// A message on one of our own `state` topics: during the outbox check, a retained state.
     func retainedState(_ message: MQTTMessage, timer id: String, now: Millis, into output: inout EngineOutput) {
-        guard message.retain else { return }
+        // Only a held timer's state settles anything: the others are not decoded.
+        guard message.retain, outbox.isHolding(id) else { return }
         var revision: Int?
         if case .number(let value)? = JSONCoding.decode(message.payload)?["revision"] { revision = Int(value) }
         if outbox.retainedState(timer: id, revision: revision) { output.settleOutbox = true }
@@ -80,9 +94,11 @@ extension NodeEngine {
     func perform(_ actions: [EventOutbox.Action], now: Millis) async {
         for action in actions {
             switch action {
-            case .subscribeToStates:
-                do { try await transport.subscribe(to: stateFilter, qos: .atMostOnce) } catch {
-                    logger.warning("could not read back the retained states; publishing the outbox as is", metadata: ["error": "\(error)"])
+            case .subscribeToStates(let held):
+                for filter in stateFilters(for: held) {
+                    do { try await transport.subscribe(to: filter, qos: .atMostOnce) } catch {
+                        logger.warning("could not read back the retained states; publishing the outbox as is", metadata: ["error": "\(error)"])
+                    }
                 }
             case .publish(let record):
                 guard let seq = record.seq else { continue }
@@ -91,9 +107,11 @@ extension NodeEngine {
                 if let store { await writeMarks(seqs, to: store) }
             case .release(let timers):
                 for id in timers { await publishTimer(id, now: now, force: true) }
-            case .unsubscribeFromStates:
-                do { try await transport.unsubscribe(from: stateFilter) } catch {
-                    logger.debug("unsubscribe failed", metadata: ["error": "\(error)"])
+            case .unsubscribeFromStates(let held):
+                for filter in stateFilters(for: held) {
+                    do { try await transport.unsubscribe(from: filter) } catch {
+                        logger.debug("unsubscribe failed", metadata: ["error": "\(error)"])
+                    }
                 }
             case .windowEnds(let at):
                 deadlines.set(.outbox, at: at)

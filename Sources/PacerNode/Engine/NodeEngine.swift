@@ -181,6 +181,7 @@ actor NodeEngine {
                 case .outbox: output.settleOutbox = true
                 case .marks: output.flushMarks = true
                 case .info: output.infoChanged = true
+                case .discovery: break  // commit's publishDiscovery sends the next chunk
                 }
             }
         }

@@ -31,12 +31,27 @@ struct HomeAssistantDiscovery: Sendable, Equatable {
     /// Whether the node has heart-rate sources: without, the heart-rate sensor starts disabled.
     let hasHeartRate: Bool
 
+    /// Per kind, the payload with holes for the timer's id and name (`configBytes(for:)`).
+    private var templates: [TimerKind: ConfigTemplate] = [:]
+
     init(settings: HomeAssistantSettings, nodeID: String, topics: Topics, version: String, hasHeartRate: Bool) {
         self.prefix = settings.prefix
         self.nodeID = nodeID
         self.topics = topics
         self.version = version
         self.hasHeartRate = hasHeartRate
+        for kind in TimerKind.allCases {
+            guard let template = ConfigTemplate(self, kind: kind) else { continue }
+            templates[kind] = template
+        }
+    }
+
+    /// The discovery payload of one timer as JSON bytes: exactly `config(for:).jsonBytes`,
+    /// filled into a template made once per kind (a connect publishes every timer's config:
+    /// 10,000 of them cost milliseconds this way, not a JSON tree each).
+    func configBytes(for timer: Subject) -> [UInt8] {
+        guard let template = templates[timer.kind] else { return JSONCoding.encode(config(for: timer)) }
+        return template.fill(id: timer.id, name: timer.name)
     }
 
     /// Home Assistant's birth and last-will topic: `online` there asks for every config again.
@@ -142,6 +157,69 @@ struct HomeAssistantDiscovery: Sendable, Equatable {
     }
 }
 
+/// A discovery payload as bytes with holes where a timer's id and name go. Made by writing the
+/// config of a timer whose id and name are single control characters (written as `\u0001`
+/// and `\u0002`, which nothing else in a config contains) and cutting it there; kept only if
+/// it fills in to exactly what `config(for:)` writes for a probe timer.
+struct ConfigTemplate: Sendable, Equatable {
+    enum Part: Sendable, Equatable {
+        case text([UInt8])
+        case id
+        case name
+    }
+
+    let parts: [Part]
+
+    init?(_ discovery: HomeAssistantDiscovery, kind: TimerKind) {
+        let bytes = JSONCoding.encode(discovery.config(for: .init(id: "\u{1}", name: "\u{2}", kind: kind)))
+        let idHole = Array(#"\u0001"#.utf8), nameHole = Array(#"\u0002"#.utf8)
+        var parts: [Part] = []
+        var text: [UInt8] = []
+        var i = 0
+        while i < bytes.count {
+            if bytes[i] == UInt8(ascii: "\\"), i + 6 <= bytes.count {
+                let window = Array(bytes[i..<i + 6])
+                if window == idHole || window == nameHole {
+                    parts.append(.text(text))
+                    text = []
+                    parts.append(window == idHole ? .id : .name)
+                    i += 6
+                    continue
+                }
+            }
+            text.append(bytes[i])
+            i += 1
+        }
+        parts.append(.text(text))
+        self.parts = parts
+        // A prefix, base topic or version that itself held such an escape would misplace a
+        // hole: then no template, and every config is written the slow way.
+        let probe = HomeAssistantDiscovery.Subject(id: "probe-id_0", name: "Probe \"name\" \\ é\u{7}", kind: kind)
+        guard fill(id: probe.id, name: probe.name) == JSONCoding.encode(discovery.config(for: probe)) else { return nil }
+    }
+
+    /// The payload of the timer with this id and name.
+    func fill(id: String, name: String) -> [UInt8] {
+        let idText = Self.escaped(id), nameText = Self.escaped(name)
+        var out: [UInt8] = []
+        out.reserveCapacity(parts.reduce(0) { if case .text(let t) = $1 { $0 + t.count } else { $0 + 32 } })
+        for part in parts {
+            switch part {
+            case .text(let text): out += text
+            case .id: out += idText
+            case .name: out += nameText
+            }
+        }
+        return out
+    }
+
+    /// A string as written inside a JSON string (the one writer's escaping, without the quotes).
+    private static func escaped(_ value: String) -> ArraySlice<UInt8> {
+        let quoted = JSONCoding.encode(.string(value))
+        return quoted[1..<quoted.count - 1]
+    }
+}
+
 /// What the node last published to Home Assistant: a timer's config is republished only when
 /// what it depends on changed (created, renamed, its kind changed), or when asked for all.
 struct HomeAssistantPublisher: Sendable {
@@ -161,7 +239,7 @@ struct HomeAssistantPublisher: Sendable {
         timers.compactMap { timer in
             guard force || published[timer.id] != timer else { return nil }
             published[timer.id] = timer
-            return Message(topic: discovery.configTopic(timer: timer.id), payload: JSONCoding.encode(discovery.config(for: timer)))
+            return Message(topic: discovery.configTopic(timer: timer.id), payload: discovery.configBytes(for: timer))
         }
     }
 
@@ -169,5 +247,47 @@ struct HomeAssistantPublisher: Sendable {
     mutating func removal(of id: String) -> Message {
         published[id] = nil
         return Message(topic: discovery.configTopic(timer: id), payload: [])
+    }
+
+    // MARK: Every config, in chunks
+
+    /// Timers whose config is still to be published for a connect or Home Assistant's `online`.
+    private var backlog: [String] = []
+    private var backlogHead = 0
+    /// When the next chunk of the backlog is due; nil when there is none.
+    private(set) var nextChunkAtMs: Millis?
+
+    /// Every one of `ids` is to be published (again), the first chunk at once.
+    mutating func queueAll(_ ids: [String], at now: Millis) {
+        backlog = ids
+        backlogHead = 0
+        nextChunkAtMs = ids.isEmpty ? nil : now
+    }
+
+    func chunkIsDue(now: Millis) -> Bool {
+        nextChunkAtMs.map { now >= $0 } ?? false
+    }
+
+    /// The next `count` timers of the backlog; the chunk after them is due at `nextAt`.
+    mutating func takeChunk(_ count: Int, nextAt: Millis) -> [String] {
+        let end = min(backlog.count, backlogHead + count)
+        let chunk = Array(backlog[backlogHead..<end])
+        backlogHead = end
+        if backlogHead >= backlog.count {
+            clearBacklog()
+        } else {
+            nextChunkAtMs = nextAt
+        }
+        return chunk
+    }
+
+    mutating func postpone(until instant: Millis) {
+        if nextChunkAtMs != nil { nextChunkAtMs = instant }
+    }
+
+    mutating func clearBacklog() {
+        backlog = []
+        backlogHead = 0
+        nextChunkAtMs = nil
     }
 }

@@ -11,6 +11,8 @@ enum DeadlineOwner: Hashable, Sendable {
     case marks
     /// A held-back `info` (see `NodeInfo.minIntervalMs`).
     case info
+    /// The next chunk of Home Assistant configs after a connect (NodeEngine+HomeAssistant.swift).
+    case discovery
 }
 
 /// One deadline queue for everything the node waits for (SPEC: one scheduler for all timers).

@@ -13,6 +13,31 @@ struct EnginePublishingTests {
           - {id: a, name: A, spec: {kind: countdown, duration: 1h}}
         """
 
+    @Test("a connect publishes every timer's state before any plain topic, and every retained topic of each")
+    func connectPublishesStatesFirst() async throws {
+        let h = try await EngineHarness.make(config: """
+            timers:
+              - {id: a, name: A, spec: {kind: countdown, duration: 1h}}
+              - {id: b, name: B, spec: {kind: countdown, duration: 2h}}
+              - {id: c, name: C, spec: {kind: countdown, duration: 3h}}
+            """)
+        await h.connect()
+        try await h.send(["action": "start"], timer: "b")
+        for case .tracked(_, _, let token) in h.journal.all { await h.deliver(token) }
+        await h.disconnect()
+        let start = h.journal.count
+        await h.connect()  // a reconnect: everything again, no event pending
+        let topics = h.journal.since(start).compactMap(\.topic).filter { $0.contains("/timers/") }
+        let leaves = ["state", "remaining", "display", "phase", "round", "rounds", "hr"]
+        for id in ["a", "b", "c"] {
+            for leaf in leaves { #expect(topics.filter { $0 == h.topic(id, leaf) }.count == 1, "\(id)/\(leaf): \(topics)") }
+        }
+        let lastState = try #require(topics.lastIndex { $0.hasSuffix("/state") })
+        let firstPlain = try #require(topics.firstIndex { !$0.hasSuffix("/state") })
+        #expect(lastState < firstPlain, "\(topics)")
+        #expect(h.state("b")?["status"] == "running")
+    }
+
     @Test("a running countdown flips remaining and display every second; its state goes out on changes only")
     func stateOnChangesOnly() async throws {
         let h = try await EngineHarness.make(config: Self.clock)

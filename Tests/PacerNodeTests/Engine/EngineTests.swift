@@ -155,7 +155,9 @@ struct EngineTests {
         let h = try await first.restart(config: config)
         let start = h.journal.count
         await h.connect()
-        #expect(h.journal.since(start).first == .subscribe("pacer/t/timers/+/state"), "\(h.journal.since(start))")
+        // Two held timers: their own state topics, not the node's whole `timers/+/state`.
+        #expect(Array(h.journal.since(start).prefix(2)) == [.subscribe("pacer/t/timers/a/state"), .subscribe("pacer/t/timers/b/state")],
+                "\(h.journal.since(start))")
         #expect(h.published(h.topic("a", "state"), from: start).isEmpty, "held until the check is decided")
         // The broker kept a's finished state (it had reached it), and b's running one.
         let aRevision = (a["revision"]?.int ?? 0) + 1
@@ -166,7 +168,7 @@ struct EngineTests {
         let events = steps.filter { if case .tracked = $0 { true } else { false } }
         #expect(events.count == 1 && events.first?.topic == h.topic("b", "event"), "\(steps)")
         #expect(steps.contains { $0.topic == h.topic("a", "state") } && steps.contains { $0.topic == h.topic("b", "state") })
-        #expect(steps.last == .unsubscribe("pacer/t/timers/+/state"), "\(steps)")
+        #expect(Array(steps.suffix(2)) == [.unsubscribe("pacer/t/timers/a/state"), .unsubscribe("pacer/t/timers/b/state")], "\(steps)")
         #expect(try h.store.unpublishedEvents().map(\.timer) == ["b"], "a was proven and marked; b waits for its PUBACK")
     }
 }
@@ -184,16 +186,36 @@ struct EngineOutboxLinkTests {
         await first.pass(1_000)  // finished while never connected: in the outbox
         let h = try await first.restart(config: config)
         await h.connect()
-        #expect(h.journal.all.contains(.subscribe("pacer/t/timers/+/state")))
+        #expect(h.journal.all.contains(.subscribe("pacer/t/timers/a/state")))
         let start = h.journal.count
         await h.disconnect()
-        #expect(h.journal.since(start).contains(.unsubscribe("pacer/t/timers/+/state")), "\(h.journal.since(start))")
+        #expect(h.journal.since(start).contains(.unsubscribe("pacer/t/timers/a/state")), "\(h.journal.since(start))")
         // The next connection checks again from the store: it subscribes anew and settles.
         let again = h.journal.count
         await h.connect()
-        #expect(h.journal.since(again).first == .subscribe("pacer/t/timers/+/state"))
+        #expect(h.journal.since(again).first == .subscribe("pacer/t/timers/a/state"))
         await h.pass(1_500)  // the window ends without a retained state: published
         #expect(h.published(h.topic("a", "event"), from: again).map { $0.json?["type"] } == ["started", "finished"])
-        #expect(h.journal.since(again).last == .unsubscribe("pacer/t/timers/+/state"), "\(h.journal.since(again))")
+        #expect(h.journal.since(again).last == .unsubscribe("pacer/t/timers/a/state"), "\(h.journal.since(again))")
+    }
+
+    @Test("more held timers than NodeEngine.maxStateTopics: the check reads them through timers/+/state, and settles on them")
+    func manyHeldTimersUseTheFilter() async throws {
+        let count = NodeEngine.maxStateTopics + 1
+        let config = "timers:\n" + (0..<count).map { "  - {id: t\($0), name: T, spec: {kind: countdown, duration: 1s}}\n" }.joined()
+        let first = try await EngineHarness.make(config: config)
+        for index in 0..<count { try await first.send(["action": "start"], timer: "t\(index)") }
+        await first.pass(1_000)  // finished while never connected: in the outbox
+        let h = try await first.restart(config: config)
+        let start = h.journal.count
+        await h.connect()
+        let subscribes = h.journal.since(start).filter { if case .subscribe = $0 { true } else { false } }
+        #expect(subscribes == [.subscribe("pacer/t/timers/+/state")])
+        // Every held timer's retained state comes back (past its events): settled, all proven.
+        for index in 0..<count {
+            await h.retained(h.topic("t\(index)", "state"), ["revision": 99, "status": "finished"])
+        }
+        #expect(h.journal.since(start).last == .unsubscribe("pacer/t/timers/+/state"), "\(h.journal.since(start).suffix(3))")
+        #expect(try h.store.unpublishedEvents().isEmpty)
     }
 }

@@ -33,7 +33,7 @@ import Testing
         var outbox = EventOutbox()
         let a = record(1, "a", revision: 3), b = record(2, "b", revision: 5)
         let r5 = outbox.connected(pending: [a, b], now: 100)
-        #expect(r5 == [.subscribeToStates, .windowEnds(at: 100 + EventOutbox.checkWindowMs)])
+        #expect(r5 == [.subscribeToStates(["a", "b"]), .windowEnds(at: 100 + EventOutbox.checkWindowMs)])
         #expect(outbox.isHolding("a") && outbox.isHolding("b") && !outbox.isHolding("c"))
         // A new transition of a held timer queues behind its pending one; another timer's goes out.
         let a2 = record(3, "a", revision: 4), c = record(4, "c", revision: 1)
@@ -47,7 +47,7 @@ import Testing
         #expect(r9)
         // a's state (revision 3) proves a; a2 (4) and b (5) are not proven.
         let r10 = outbox.settle()
-        #expect(r10 == [.publish(b), .publish(a2), .release(["a", "b"]), .mark([1]), .unsubscribeFromStates, .windowEnds(at: nil)])
+        #expect(r10 == [.publish(b), .publish(a2), .release(["a", "b"]), .mark([1]), .unsubscribeFromStates(["a", "b"]), .windowEnds(at: nil)])
         #expect(outbox.state == .linkUp)
         let r11 = outbox.settle()
         #expect(r11 == [], "settled once")
@@ -58,14 +58,14 @@ import Testing
         let a = record(1, "a", revision: 3)
         _ = outbox.connected(pending: [a], now: 0)
         let r12 = outbox.settle()
-        #expect(r12 == [.publish(a), .release(["a"]), .unsubscribeFromStates, .windowEnds(at: nil)])
+        #expect(r12 == [.publish(a), .release(["a"]), .unsubscribeFromStates(["a"]), .windowEnds(at: nil)])
     }
 
     @Test func aLinkLostDuringTheCheckUnsubscribesAndForgetsIt() {
         var outbox = EventOutbox()
         _ = outbox.connected(pending: [record(1, "a", revision: 3)], now: 0)
         let r13 = outbox.linkDown()
-        #expect(r13 == [.unsubscribeFromStates, .windowEnds(at: nil)])
+        #expect(r13 == [.unsubscribeFromStates(["a"]), .windowEnds(at: nil)])
         #expect(outbox.state == .linkDown)
         let r14 = outbox.settle()
         #expect(r14 == [], "never decided on half the states")
@@ -78,7 +78,7 @@ import Testing
         let a = record(1, "a", revision: 3)
         _ = outbox.connected(pending: [a], now: 0)
         let r16 = outbox.connected(pending: [a], now: 10)
-        #expect(r16 == [.unsubscribeFromStates, .windowEnds(at: nil), .subscribeToStates, .windowEnds(at: 10 + EventOutbox.checkWindowMs)])
+        #expect(r16 == [.unsubscribeFromStates(["a"]), .windowEnds(at: nil), .subscribeToStates(["a"]), .windowEnds(at: 10 + EventOutbox.checkWindowMs)])
     }
 
     @Test func deliveriesBecomeMarksOnTheNextWriteOrTheirDeadline() {
