@@ -14,6 +14,8 @@ public struct PacerNode: Sendable {
     let logger: Logger
     let store: PacerDatabase?
     let client: MQTTClient
+    /// The plain topics' own connection (`publish.plain_connection: separate`, the default).
+    let plainClient: MQTTClient?
     let engine: NodeEngine
     /// The speaker's cues, with `sound:` in the configuration.
     let sound: SoundPlayer?
@@ -34,12 +36,14 @@ public struct PacerNode: Sendable {
         self.store = store
         do {
             client = try MQTTClient(configuration: Self.mqttConfiguration(configuration, topics: topics))
+            plainClient = configuration.plainTopicsConnection == .separate
+                ? try MQTTClient(configuration: Self.plainMQTTConfiguration(configuration)) : nil
         } catch {
             try? store?.close()
             throw Failure(description: "cannot set up the MQTT client: \(error)")
         }
         sound = configuration.sound.flatMap { $0.enabled ? SoundPlayer(settings: $0, logger: logger) : nil }
-        engine = NodeEngine(configuration: configuration, transport: MQTTTransport(client: client),
+        engine = NodeEngine(configuration: configuration, transport: MQTTTransport(client: client, plainClient: plainClient),
                             store: store.map(EngineThreadStore.init), logger: logger,
                             storageProblem: storageProblem, sound: sound)
     }
@@ -48,9 +52,14 @@ public struct PacerNode: Sendable {
     /// connection, then the engine loop.
     public var services: [any Service] {
         // The sound player first: the group stops services in reverse, so it outlives the engine.
-        (sound.map { [SoundService(player: $0)] } ?? [])
-            + [MQTTConnectionService(configuration: configuration, client: client, engine: engine, logger: logger),
-               EngineService(engine: engine, client: client, statusTopic: Topics(base: configuration.baseTopic).status)]
+        var services: [any Service] = sound.map { [SoundService(player: $0)] } ?? []
+        services.append(MQTTConnectionService(configuration: configuration, client: client, engine: engine, logger: logger))
+        if let plainClient {
+            // After the main connection: the group stops it before, so `offline` is the last word.
+            services.append(PlainTopicsConnectionService(client: plainClient, engine: engine))
+        }
+        services.append(EngineService(engine: engine, client: client, statusTopic: Topics(base: configuration.baseTopic).status))
+        return services
     }
 
     /// Closes the store (after the services ended).
@@ -89,6 +98,16 @@ public struct PacerNode: Sendable {
             cleanStart: false)
         // Bounds `disconnect()` when the network thread is stuck in a blocking connect, so a
         // shutdown in that state still ends within 2 s.
+        c.shutdownTimeout = .seconds(1)
+        c.reconnect = reconnectPolicy
+        return c
+    }
+
+    /// The plain topics' own connection: the same broker, account and TLS, its own client id,
+    /// a clean start (nothing to keep: every plain topic is republished when it connects), no
+    /// will (the main connection's `offline` speaks for the node).
+    static func plainMQTTConfiguration(_ configuration: NodeConfiguration) -> MQTTConfiguration {
+        var c = configuration.mqttConfiguration(clientID: configuration.plainClientID, will: nil, cleanStart: true)
         c.shutdownTimeout = .seconds(1)
         c.reconnect = reconnectPolicy
         return c

@@ -158,6 +158,19 @@ import Testing
         #expect(found.first?.reason == "expected one of remaining, display, got 'remaning'", "\(found)")
     }
 
+    @Test("publish.plain_connection: separate by default, shared on request; anything else is an error with the choices")
+    func plainTopicsConnection() throws {
+        let defaults = try NodeConfiguration.load(environment: [:], hostname: "box")
+        #expect(defaults.plainTopicsConnection == .separate)
+        #expect(defaults.plainClientID == "pacer-box-plain")
+        let shared = try NodeConfiguration.load(flags: .init(configFile: try write("publish: {plain_connection: shared}\n")), environment: [:], hostname: "box")
+        #expect(shared.plainTopicsConnection == .shared)
+        let found = try problems("node: gym\npublish:\n  plain_connection: both\n")
+        #expect(found.count == 1, "\(found)")
+        #expect(found.first?.key == "publish.plain_connection" && found.first?.line == 3)
+        #expect(found.first?.reason == "expected separate or shared, got 'both'", "\(found)")
+    }
+
     @Test func problemsNameFileLineKeyAndReason() throws {
         let found = try problems("""
             node: gym

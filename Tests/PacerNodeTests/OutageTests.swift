@@ -8,13 +8,15 @@ import Testing
 /// and are published once when it is back, also when the node is killed in between.
 @Suite("Broker outages (issue 5)")
 struct OutageTests {
-    /// Two countdowns, `a` ending 1.5 s and `b` 4.5 s after the broker stops: `b`'s write
+    /// Two countdowns, `a` ending 5.5 s and `b` 8.5 s after the broker stops: `b`'s write
     /// comes more than 2 s after `a`'s event (the delay after which a published event is
     /// marked), so a node that marked `a` while it sat in memory would lose it on a kill.
+    /// (`a` once ended 1.5 s after the stop: on a machine loaded by parallel builds the stop
+    /// itself came 3 s after the start, after `a` had ended with the broker still there.)
     static let config = """
         timers:
-          - {id: a, name: A, spec: {kind: countdown, duration: 2s}}
-          - {id: b, name: B, spec: {kind: countdown, duration: 5s}}
+          - {id: a, name: A, spec: {kind: countdown, duration: 6s}}
+          - {id: b, name: B, spec: {kind: countdown, duration: 9s}}
         """
 
     @Test(
@@ -42,6 +44,8 @@ struct OutageTests {
                 await broker.stop()
                 // The node sees the broker go at once (a closed socket), long before `a` ends.
                 #expect(await node.process?.waitForOutput(containing: "lost the broker connection", timeout: .seconds(10)) == true)
+                let aDue = try #require(due["a"])
+                try #require(wallNowMs() < aDue - 500, "the broker stop came too late (\(aDue - wallNowMs()) ms before a's end): the machine is too loaded for this test's timing")
                 // By now the node has handled the drop. A cue due before this instant may have
                 // gone to libmosquitto while the node still believed the link up (on a machine
                 // loaded far beyond its cores, noticing took over 0.5 s once); MQTT resends such

@@ -173,7 +173,14 @@ extension NodeConfiguration {
 
     /// `publish.per_second`: the plain topics that flip every second (default both; `[]`: none).
     private mutating func readPublish(_ top: [String: ConfigTree], _ r: inout ConfigReader) {
-        let publish = r.mapping(top["publish"], key: "publish", known: ["per_second"])
+        let publish = r.mapping(top["publish"], key: "publish", known: ["per_second", "plain_connection"])
+        if let name = r.string(publish["plain_connection"], key: "publish.plain_connection") {
+            if let connection = PlainTopicsConnection(rawValue: name) {
+                plainTopicsConnection = connection
+            } else {
+                r.fail("publish.plain_connection", publish["plain_connection"], "expected separate or shared, got '\(name)'")
+            }
+        }
         guard publish["per_second"] != nil else { return }
         var topics: Set<PerSecondTopic> = []
         for (i, item) in r.sequence(publish["per_second"], key: "publish.per_second").enumerated() {

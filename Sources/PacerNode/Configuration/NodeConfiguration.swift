@@ -85,6 +85,18 @@ public enum PerSecondTopic: String, Sendable, CaseIterable {
     case display
 }
 
+/// Which MQTT connection the plain topics (`remaining`, `display`, `phase`, `round`, `rounds`,
+/// `hr`) go over (`publish.plain_connection`).
+public enum PlainTopicsConnection: String, Sendable, CaseIterable {
+    /// A second connection of their own (client id `<client_id>-plain`, clean start, no will):
+    /// a per-second flip is never queued behind a burst of replies, states or discovery
+    /// configs on the node's main connection (mosquitto reads one packet per connection per
+    /// turn of its loop, so a busy connection's packets wait there).
+    case separate
+    /// The node's one connection, like every other topic.
+    case shared
+}
+
 /// How long history and restorable state are kept.
 public struct RetentionSettings: Sendable, Equatable {
     public var historyMaxAgeMs: Millis = 30 * 86_400_000
@@ -112,6 +124,8 @@ public struct NodeConfiguration: Sendable, Equatable {
     /// The plain topics republished on every displayed second (`publish.per_second`); the
     /// others follow `state`, which is published only when something changes.
     public var perSecondTopics: Set<PerSecondTopic> = Set(PerSecondTopic.allCases)
+    /// Whether the plain topics have a connection of their own (`publish.plain_connection`).
+    public var plainTopicsConnection: PlainTopicsConnection = .separate
     /// Home Assistant MQTT discovery (HomeAssistant/HomeAssistantDiscovery.swift).
     public var homeAssistant = HomeAssistantSettings()
     /// Sound cues on the node's speaker (PacerSound); nil without a `sound:` section.
@@ -126,6 +140,9 @@ public struct NodeConfiguration: Sendable, Equatable {
         self.baseTopic = baseTopic ?? "pacer/\(nodeID)"
         self.dataDirectory = dataDirectory
     }
+
+    /// The client id of the plain topics' own connection (`publish.plain_connection: separate`).
+    public var plainClientID: String { "\(clientID)-plain" }
 
     /// The MQTT client id: configured, or `pacer-<node>`.
     public var clientID: String { broker.clientID ?? "pacer-\(nodeID)" }

@@ -24,6 +24,8 @@ struct EngineOutput {
     var infoChanged = false
     /// A (re)connect: publish every retained topic again.
     var republishAll = false
+    /// The plain topics' own connection came up: publish every plain topic again over it.
+    var republishPlain = false
     /// Home Assistant came online: publish every discovery config again.
     var republishDiscovery = false
     /// The `.marks` deadline: write the acknowledged events' marks even without other writes.
@@ -55,6 +57,7 @@ struct EngineOutput {
         requests += other.requests
         infoChanged = infoChanged || other.infoChanged
         republishAll = republishAll || other.republishAll
+        republishPlain = republishPlain || other.republishPlain
         republishDiscovery = republishDiscovery || other.republishDiscovery
         flushMarks = flushMarks || other.flushMarks
         settleOutbox = settleOutbox || other.settleOutbox

@@ -26,12 +26,16 @@ protocol EngineTransport: Sendable {
     /// The broker has read nothing for a while (publishes wait unwritten): per-second values,
     /// which the next second supersedes, are skipped rather than queued without bound.
     var isBacklogged: Bool { get }
+    /// The plain topics' own connection (`publish.plain_connection: separate`); nil when they
+    /// go over this one.
+    var plainTopics: (any PlainTopicsTransport)? { get }
 }
 
 extension EngineTransport {
     func beginBatch() {}
     func endBatch() {}
     var isBacklogged: Bool { false }
+    var plainTopics: (any PlainTopicsTransport)? { nil }
 
     /// A transport without a cheaper path publishes per-second values like any retained one.
     nonisolated(nonsending) func publishSuperseding(to topic: String, payload: [UInt8]) async throws(MQTTError) {
@@ -39,9 +43,32 @@ extension EngineTransport {
     }
 }
 
-/// The engine's transport over the real client.
+/// The connection the plain topics (`remaining`, `display`, `phase`, `round`, `rounds`, `hr`)
+/// have to themselves (`publish.plain_connection: separate`): a per-second flip is never
+/// queued behind the replies, states and discovery configs of the main connection, which
+/// mosquitto reads one packet per turn of its loop (issue 12: the command storm's flips).
+/// Its batches are begun and ended with the main transport's.
+protocol PlainTopicsTransport: Sendable {
+    /// Publishes a retained plain value: QoS 0 for a value (the next one supersedes it, and all
+    /// are republished when this connection comes back), QoS 1 for a deleted timer's clear
+    /// (the client keeps it while disconnected and sends it after the reconnect: no ghosts).
+    nonisolated(nonsending) func publish(to topic: String, payload: [UInt8], qos: MQTTQoS) async throws(MQTTError)
+    /// Like ``EngineTransport/isBacklogged``, for this connection.
+    var isBacklogged: Bool { get }
+}
+
+/// The engine's transport over the real client (and the plain topics' own client, if any).
 struct MQTTTransport: EngineTransport {
     let client: MQTTClient
+    /// The plain topics' own connection (`publish.plain_connection: separate`), or nil.
+    let plainClient: MQTTClient?
+
+    init(client: MQTTClient, plainClient: MQTTClient? = nil) {
+        self.client = client
+        self.plainClient = plainClient
+    }
+
+    var plainTopics: (any PlainTopicsTransport)? { plainClient.map(PlainMQTTTransport.init) }
 
     nonisolated(nonsending) func publish(to topic: String, payload: [UInt8], retain: Bool, properties: MQTTProperties) async throws(MQTTError) {
         try await client.publish(to: topic, payload: payload, qos: .atLeastOnce, retain: retain, properties: properties)
@@ -59,14 +86,39 @@ struct MQTTTransport: EngineTransport {
         try await client.subscribe(to: filter, qos: qos)
     }
 
-    func beginBatch() { client.beginPublishBatch() }
-    func endBatch() { client.endPublishBatch() }
+    func beginBatch() {
+        client.beginPublishBatch()
+        plainClient?.beginPublishBatch()
+    }
+
+    func endBatch() {
+        client.endPublishBatch()
+        plainClient?.endPublishBatch()
+    }
+
     /// Over half a second of unwritten packets: per-second values are shed.
-    var isBacklogged: Bool { (client.writeBacklog ?? .zero) > .milliseconds(500) }
+    var isBacklogged: Bool { client.isWriteBacklogged }
 
     func unsubscribe(from filter: String) async throws(MQTTError) {
         try await client.unsubscribe(from: filter)
     }
+}
+
+/// The plain topics' own client as the engine's `PlainTopicsTransport`.
+struct PlainMQTTTransport: PlainTopicsTransport {
+    let client: MQTTClient
+
+    nonisolated(nonsending) func publish(to topic: String, payload: [UInt8], qos: MQTTQoS) async throws(MQTTError) {
+        try await client.publish(to: topic, payload: payload, qos: qos, retain: true)
+    }
+
+    var isBacklogged: Bool { client.isWriteBacklogged }
+}
+
+extension MQTTClient {
+    /// Over half a second of unwritten packets: the broker reads slower than the node
+    /// publishes, and per-second values are shed.
+    var isWriteBacklogged: Bool { (writeBacklog ?? .zero) > .milliseconds(500) }
 }
 
 /// What the engine reads from and writes to SQLite: the only store methods the node uses.

@@ -75,9 +75,8 @@ extension NodeEngine {
         // Home Assistant (NodeEngine+HomeAssistant.swift): a deleted timer's device goes before its
         // topics are cleared (its sensors would read the empty values).
         await publishDiscovery(output, now: now)
-        for id in output.deletedTimers {
-            for topic in topics.timer(id).retained { await publish(to: topic, [], retain: true) }
-        }
+        for id in output.deletedTimers { await clearRetainedTopics(of: id) }
+        if output.republishPlain { await republishPlainTopics(now: now) }
         if !output.republishAll {
             for id in output.changedTimers where !outbox.isHolding(id) { await publishTimer(id, now: now, force: false) }
             if output.infoChanged { await publishInfoThrottled(now: now) }
@@ -167,7 +166,8 @@ extension NodeEngine {
     /// - Parameter plainTopics: false: only `state` (a connect publishes every state first,
     ///   then every timer's plain topics with `publishPlainTopics`).
     func publishTimer(_ id: String, now: Millis, force: Bool, plainTopics: Bool = true) async {
-        guard let entry = timers[id], linkUp else { return }
+        // The plain topics may have a connection of their own, up while the main one is not.
+        guard let entry = timers[id], linkUp || (plainTopics && plainLinkUp) else { return }
         let snap = snapshot(of: entry, now: now)
         // A transition fell due that the machine has not taken yet (its wake-up is queued
         // behind this input). A state showing it must not reach the broker before the
@@ -178,8 +178,9 @@ extension NodeEngine {
             return
         }
         let t = topics.timer(id)
+        // Noted as published also while the main link is down: a connect republishes it anyway.
         let stateChanged = timers.stateNeedsPublish(id, snap, force: force)
-        if stateChanged {
+        if stateChanged && linkUp {
             await publish(to: t.state, JSONCoding.encode(snap.json), retain: true)
         }
         guard plainTopics else { return }
@@ -188,7 +189,7 @@ extension NodeEngine {
 
     /// Every plain topic of a timer whose `state` went out on its own (a connect), forced.
     func publishPlainTopics(_ id: String, now: Millis) async {
-        guard let entry = timers[id], linkUp else { return }
+        guard let entry = timers[id], plainLinkUp else { return }
         let snap = snapshot(of: entry, now: now)
         guard snap.revision == entry.machine.revision else { return }  // publishTimer set its deadline
         await publishPlainTopics(id, snap, topics.timer(id), stateChanged: true, force: true)
@@ -216,13 +217,24 @@ extension NodeEngine {
 
     /// - Parameter superseding: a per-second value the next second replaces (QoS 0; shed
     ///   while the transport is backlogged).
+    ///
+    /// With the plain topics' own connection (`publish.plain_connection: separate`) every
+    /// value goes over it at QoS 0: a value lost with a dropped connection is republished
+    /// when it comes back (`republishPlainTopics`).
     func publishPlain(_ id: String, topic: String, value: String, force: Bool, superseding: Bool) async {
+        let lane = plainLane
         // Under overload (the broker reads slower than we publish), a per-second value is
         // dropped, not queued: the next second supersedes it. Commands, replies, events and
         // states are never dropped.
-        if superseding && transport.isBacklogged { return }
-        guard linkUp, timers.plainNeedsPublish(id, topic: topic, value: value, force: force) else { return }
-        if superseding {
+        if superseding && (lane?.isBacklogged ?? transport.isBacklogged) { return }
+        guard plainLinkUp, timers.plainNeedsPublish(id, topic: topic, value: value, force: force) else { return }
+        if let lane {
+            do {
+                try await lane.publish(to: topic, payload: Array(value.utf8), qos: .atMostOnce)
+            } catch {
+                publishFailed(topic, error, linkUp: plainLink.isUp)
+            }
+        } else if superseding {
             do {
                 try await transport.publishSuperseding(to: topic, payload: Array(value.utf8))
             } catch {
@@ -291,10 +303,12 @@ extension NodeEngine {
         }
     }
 
-    private func publishFailed(_ topic: String, _ error: MQTTError) {
+    /// - Parameter linkUp: whether the engine takes the publish's connection as up (default:
+    ///   the main one).
+    func publishFailed(_ topic: String, _ error: MQTTError, linkUp: Bool? = nil) {
         // Expected while the link is down (retained topics are republished on connect);
         // otherwise a message was lost (e.g. the client's offline queue is full): say so.
-        let level: Logger.Level = linkUp ? .warning : .debug
+        let level: Logger.Level = (linkUp ?? self.linkUp) ? .warning : .debug
         logger.log(level: level, "publish failed", metadata: ["topic": "\(topic)", "error": "\(error)"])
     }
 

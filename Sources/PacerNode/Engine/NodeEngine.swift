@@ -10,6 +10,8 @@ import Synchronization
 enum EngineInput: Sendable {
     case message(MQTTMessage)
     case connection(MQTTConnectionEvent)
+    /// The plain topics' own connection (`publish.plain_connection: separate`) changed.
+    case plainLink(MQTTConnectionEvent)
     /// The deadline alarm fired.
     case deadline
     /// The broker acknowledged a tracked publish (an event from the outbox).
@@ -44,6 +46,8 @@ actor NodeEngine {
     var outbox = EventOutbox()
     /// The broker's refusal last logged (logged once until the next accepted connection).
     var loggedRefusal: String?
+    /// The plain topics' own connection, as the engine took it (NodeEngine+PlainLink.swift).
+    var plainLink = PlainLink()
     /// What the retained `info` says (NodeInfo.swift).
     var info: NodeInfo
     /// Store work that rides on the next write or happens after one (pruning).
@@ -173,6 +177,8 @@ actor NodeEngine {
             await deliveryReported(report, now: now)
         case .connection(let event):
             connectionChanged(event, now: now, into: &output)
+        case .plainLink(let event):
+            plainLinkChanged(event, into: &output)
         case .deadline:
             for owner in deadlines.popDue(now: now) {
                 switch owner {

@@ -59,5 +59,8 @@ public struct TimerTopics: Sendable, Equatable {
     public var command: String { "\(prefix)/cmd" }
 
     /// Every retained topic of the timer (cleared when it is deleted).
-    public var retained: [String] { [state, remaining, display, phase, round, rounds, hr] }
+    public var retained: [String] { [state] + plain }
+    /// The plain retained topics, for displays that show a value as it comes (they have a
+    /// connection of their own with `publish.plain_connection: separate`).
+    public var plain: [String] { [remaining, display, phase, round, rounds, hr] }
 }

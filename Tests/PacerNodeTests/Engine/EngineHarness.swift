@@ -14,6 +14,8 @@ enum EngineStep: Sendable, Equatable, CustomStringConvertible {
     case write(timers: [String], events: [String], marks: [Int64])
     case writeFailed
     case publish(topic: String, payload: [UInt8], retain: Bool)
+    /// A retained publish on the plain topics' own connection, with its QoS (0 or 1).
+    case plain(topic: String, payload: [UInt8], qos: Int)
     case tracked(topic: String, payload: [UInt8], token: UInt64)
     case subscribe(String)
     case unsubscribe(String)
@@ -24,6 +26,7 @@ enum EngineStep: Sendable, Equatable, CustomStringConvertible {
         case .writeFailed: "writeFailed"
         case .publish(let topic, let payload, let retain): "publish(\(topic) \(retain ? "R " : "")\(String(decoding: payload.prefix(60), as: UTF8.self)))"
         case .tracked(let topic, let payload, let token): "tracked#\(token)(\(topic) \(String(decoding: payload.prefix(60), as: UTF8.self)))"
+        case .plain(let topic, let payload, let qos): "plain(\(topic) q\(qos) \(String(decoding: payload.prefix(60), as: UTF8.self)))"
         case .subscribe(let f): "subscribe(\(f))"
         case .unsubscribe(let f): "unsubscribe(\(f))"
         }
@@ -32,7 +35,7 @@ enum EngineStep: Sendable, Equatable, CustomStringConvertible {
     /// The topic of a publish (plain or tracked).
     var topic: String? {
         switch self {
-        case .publish(let topic, _, _), .tracked(let topic, _, _): topic
+        case .publish(let topic, _, _), .tracked(let topic, _, _), .plain(let topic, _, _): topic
         default: nil
         }
     }
@@ -40,7 +43,7 @@ enum EngineStep: Sendable, Equatable, CustomStringConvertible {
     /// The payload of a publish as JSON.
     var json: JSONValue? {
         switch self {
-        case .publish(_, let payload, _), .tracked(_, let payload, _): JSONCoding.decode(payload)
+        case .publish(_, let payload, _), .tracked(_, let payload, _), .plain(_, let payload, _): JSONCoding.decode(payload)
         default: nil
         }
     }
@@ -66,7 +69,14 @@ final class RecordingTransport: EngineTransport {
     let backlogged = Mutex(false)
     var isBacklogged: Bool { backlogged.withLock { $0 } }
 
-    init(journal: Journal) { self.journal = journal }
+    /// The plain topics' own connection (`publish.plain_connection: separate`), when the test has one.
+    let plainLane: RecordingPlainTransport?
+    var plainTopics: (any PlainTopicsTransport)? { plainLane }
+
+    init(journal: Journal, plainLane: Bool = false) {
+        self.journal = journal
+        self.plainLane = plainLane ? RecordingPlainTransport(journal: journal) : nil
+    }
 
     nonisolated(nonsending) func publish(to topic: String, payload: [UInt8], retain: Bool, properties: MQTTProperties) async throws(MQTTError) {
         self.properties.withLock { $0.append((topic, properties)) }
@@ -81,6 +91,20 @@ final class RecordingTransport: EngineTransport {
 
     func subscribe(to filter: String, qos: MQTTQoS) async throws(MQTTError) { journal.append(.subscribe(filter)) }
     func unsubscribe(from filter: String) async throws(MQTTError) { journal.append(.unsubscribe(filter)) }
+}
+
+/// The plain topics' own connection, recorded in the same journal.
+final class RecordingPlainTransport: PlainTopicsTransport {
+    let journal: Journal
+    /// What `isBacklogged` says.
+    let backlogged = Mutex(false)
+    var isBacklogged: Bool { backlogged.withLock { $0 } }
+
+    init(journal: Journal) { self.journal = journal }
+
+    nonisolated(nonsending) func publish(to topic: String, payload: [UInt8], qos: MQTTQoS) async throws(MQTTError) {
+        journal.append(.plain(topic: topic, payload: payload, qos: qos == .atMostOnce ? 0 : 1))
+    }
 }
 
 /// A real SQLite database that journals its writes and fails the next ones on demand.
@@ -146,8 +170,9 @@ struct EngineHarness {
 
     /// A harness over the data directory `directory` (a restart keeps it), with the YAML `config`.
     /// - Parameter sound: a sound player the engine hands its events to (EngineSoundTests).
+    /// - Parameter plainLane: the plain topics get a connection of their own (recorded as `.plain`).
     static func make(config: String = "", directory: URL? = nil, time: VirtualTime = VirtualTime(),
-                     sound: SoundPlayer? = nil) async throws -> EngineHarness {
+                     sound: SoundPlayer? = nil, plainLane: Bool = false) async throws -> EngineHarness {
         let directory = try directory ?? makeTemporaryDirectory("pacer-engine")
         let file = directory.appendingPathComponent("pacer.yaml")
         try config.write(to: file, atomically: false, encoding: .utf8)
@@ -157,7 +182,7 @@ struct EngineHarness {
         let (database, _) = try PacerDatabase.open(directory: configuration.dataDirectory)
         let journal = Journal()
         let store = JournaledStore(database: database, journal: journal)
-        let transport = RecordingTransport(journal: journal)
+        let transport = RecordingTransport(journal: journal, plainLane: plainLane)
         let engine = NodeEngine(configuration: configuration, transport: transport, store: store,
                                 logger: Logger(label: "engine-test") { _ in SwiftLogNoOpLogHandler() },
                                 clock: time.clock, usesAlarm: false, sound: sound)
@@ -168,13 +193,15 @@ struct EngineHarness {
     /// The same data directory, a new engine (a restart after a crash: nothing was shut down).
     func restart(config: String = "") async throws -> EngineHarness {
         try store.database.close()
-        return try await Self.make(config: config, directory: directory, time: time)
+        return try await Self.make(config: config, directory: directory, time: time, plainLane: transport.plainLane != nil)
     }
 
     func topic(_ timer: String, _ name: String) -> String { "\(base)/timers/\(timer)/\(name)" }
 
     func connect() async { await engine.handle(.connection(.connected(sessionPresent: false))) }
     func disconnect() async { await engine.handle(.connection(.disconnected(reason: "test"))) }
+    func plainConnect() async { await engine.handle(.plainLink(.connected(sessionPresent: false))) }
+    func plainDisconnect() async { await engine.handle(.plainLink(.disconnected(reason: "test"))) }
 
     /// Sends a JSON command and returns the reply the engine published.
     @discardableResult

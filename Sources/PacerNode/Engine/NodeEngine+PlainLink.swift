@@ -1,0 +1,122 @@
+import Logging
+import Mosquitto
+import PacerCore
+
+/// The plain topics' own connection as the engine takes it (`publish.plain_connection:
+/// separate`, the default): down, up, or refused by the broker.
+///
+/// Why a second connection: mosquitto reads one packet per connection per turn of its loop.
+/// Under a command storm the node's main connection carries five or six packets per command
+/// (state, plain topics, event, reply), so a per-second flip waited behind up to 74 KB of
+/// them in the broker's socket buffer, 200–730 ms (docs/RELIABILITY.md, the storm). On a
+/// connection of their own the flips are the only packets, read on the broker's next turn.
+struct PlainLink {
+    enum State: Equatable {
+        /// Not connected (yet, or lost): plain topics wait; all are republished when it is up.
+        case down
+        /// Connected: plain topics go over it.
+        case up
+        /// The broker refused it (a client-id rule, an ACL plugin, a connection limit) while
+        /// it is retried: plain topics go over the main connection meanwhile.
+        case refused
+    }
+
+    private(set) var state = State.down
+    /// The problem last logged, so a refusal retried every few seconds is logged once.
+    private var loggedProblem: String?
+
+    /// What to do about a connection event.
+    enum Action: Equatable {
+        /// Publish every plain topic again, over the connection they now use (a new
+        /// connection: the broker may hold stale values, or none after its own restart).
+        case republish
+        /// Log this, once.
+        case log(Logger.Level, String)
+        case none
+    }
+
+    var isUp: Bool { state == .up }
+    /// Whether the plain topics go over the main connection for now.
+    var usesMainConnection: Bool { state == .refused }
+
+    mutating func event(_ event: MQTTConnectionEvent) -> [Action] {
+        switch event {
+        case .connected:
+            let hadProblem = loggedProblem != nil
+            state = .up
+            loggedProblem = nil
+            return [.republish, .log(hadProblem ? .notice : .info, "the plain topics' connection is up")]
+        case .disconnected(let reason):
+            guard state == .up else { return [.none] }
+            state = .down
+            return once("lost the plain topics' connection (\(reason)); remaining, display, phase, round, rounds and hr pause until it is back", .warning)
+        case .refused(let error):
+            let wasRefused = state == .refused
+            state = .refused
+            let log = once("the broker refused the plain topics' connection (\(error)); they go over the main connection while it is retried quietly. If the broker allows the node's account one client id only, set publish.plain_connection: shared", .error)
+            return wasRefused ? log : [.republish] + log
+        case .loopExited(let error):
+            state = .down
+            return once("the plain topics' MQTT network thread stopped: \(error)", .critical)
+        }
+    }
+
+    private mutating func once(_ message: String, _ level: Logger.Level) -> [Action] {
+        guard loggedProblem != message else { return [.none] }
+        loggedProblem = message
+        return [.log(level, message)]
+    }
+}
+
+extension NodeEngine {
+    /// The connection the plain topics go over now: their own (nil when they have none, or
+    /// it was refused and they use the main one).
+    var plainLane: (any PlainTopicsTransport)? {
+        plainLink.usesMainConnection ? nil : transport.plainTopics
+    }
+
+    /// Whether the plain topics can go out now, over the connection they use.
+    var plainLinkUp: Bool { plainLane == nil ? linkUp : plainLink.isUp }
+
+    func plainLinkChanged(_ event: MQTTConnectionEvent, into output: inout EngineOutput) {
+        for action in plainLink.event(event) {
+            switch action {
+            case .republish: output.republishPlain = true
+            case .log(let level, let message): logger.log(level: level, "\(message)")
+            case .none: break
+            }
+        }
+    }
+
+    /// Every timer's plain topics again (forced), over the connection they now use (their own
+    /// that just came up, or the main one when it was refused); handed to the network thread
+    /// every `republishChunk` timers. Timers held by the
+    /// outbox check get theirs when they are released.
+    func republishPlainTopics(now: Millis) async {
+        let ids = timers.ids.filter { !outbox.isHolding($0) }
+        for (index, id) in ids.enumerated() {
+            await publishPlainTopics(id, now: now)
+            if index % Self.republishChunk == Self.republishChunk - 1 { transport.endBatch(); transport.beginBatch() }
+        }
+    }
+
+    /// A deleted timer's retained topics cleared (empty payloads): `state` on the main
+    /// connection, the plain topics on theirs at QoS 1, which the client keeps while
+    /// disconnected and sends after the reconnect, so a deletion during an outage leaves no
+    /// ghost values.
+    func clearRetainedTopics(of id: String) async {
+        let t = topics.timer(id)
+        await publish(to: t.state, [], retain: true)
+        for topic in t.plain {
+            if let lane = plainLane {
+                do {
+                    try await lane.publish(to: topic, payload: [], qos: .atLeastOnce)
+                } catch {
+                    publishFailed(topic, error, linkUp: plainLink.isUp)
+                }
+            } else {
+                await publish(to: topic, [], retain: true)
+            }
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import Mosquitto
+import ServiceLifecycle
+
+/// The plain topics' own broker connection as a service (`publish.plain_connection:
+/// separate`, NodeEngine+PlainLink.swift): connects (retrying quietly while the broker is
+/// away or refuses it: the main connection is the one that reports outages and stops the
+/// node on a bad password), hands its connection events to the engine, and disconnects on
+/// shutdown. It subscribes to nothing and publishes only what the engine gives it.
+struct PlainTopicsConnectionService: Service {
+    let client: MQTTClient
+    let engine: NodeEngine
+
+    /// The pause before connecting again after the broker refused this connection.
+    static let refusedRetryDelay = Duration.seconds(10)
+
+    func run() async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await event in client.connectionEvents {
+                    engine.submit(.plainLink(event))
+                    if case .loopExited(let error) = event {
+                        throw PacerNode.Failure(description: "the plain topics' MQTT network thread stopped: \(error)")
+                    }
+                }
+            }
+            do {
+                try await cancelWhenGracefulShutdown { try await connect() }
+            } catch {
+                await client.disconnect()
+                group.cancelAll()
+                if Task.isShuttingDownGracefully || error is CancellationError { return }
+                throw error
+            }
+            group.addTask { try await gracefulShutdown() }
+            do {
+                _ = try await group.next()  // shutdown, or the network thread's death
+            } catch {
+                await client.disconnect()
+                throw error
+            }
+            await client.disconnect()
+            group.cancelAll()
+        }
+    }
+
+    /// Connects, retrying until it works: an unreachable broker every 0.75 s at most (the
+    /// client's reconnect policy, as for the main connection), a refusal every 10 s. The
+    /// client reports each refusal as a connection event; the engine logs it once, with the fix.
+    private func connect() async throws {
+        while true {
+            do {
+                try await client.connect()
+                return
+            } catch {
+                try Task.checkCancellation()
+                switch error.code {
+                case .cancelled, .shutdown:
+                    throw CancellationError()
+                case .badCredentials, .notAuthorized, .invalidArgument, .tls:
+                    // A refused CONNACK also reaches the engine as a `.refused` event (logged once).
+                    try await Task.sleep(for: Self.refusedRetryDelay)
+                default:
+                    try await Task.sleep(for: PacerNode.reconnectPolicy.maximumDelay)
+                }
+            }
+        }
+    }
+}
