@@ -8,15 +8,15 @@ import Testing
 /// and are published once when it is back, also when the node is killed in between.
 @Suite("Broker outages (issue 5)")
 struct OutageTests {
-    /// Two countdowns, `a` ending 5.5 s and `b` 8.5 s after the broker stops: `b`'s write
+    /// Two countdowns, `a` ending 9.5 s and `b` 12.5 s after the broker stops: `b`'s write
     /// comes more than 2 s after `a`'s event (the delay after which a published event is
     /// marked), so a node that marked `a` while it sat in memory would lose it on a kill.
-    /// (`a` once ended 1.5 s after the stop: on a machine loaded by parallel builds the stop
-    /// itself came 3 s after the start, after `a` had ended with the broker still there.)
+    /// (`a` once ended 1.5 s after the stop: at the start of a full parallel run the two start
+    /// commands and the stop took over 5 s, and `a` ended with the broker still there.)
     static let config = """
         timers:
-          - {id: a, name: A, spec: {kind: countdown, duration: 6s}}
-          - {id: b, name: B, spec: {kind: countdown, duration: 9s}}
+          - {id: a, name: A, spec: {kind: countdown, duration: 10s}}
+          - {id: b, name: B, spec: {kind: countdown, duration: 13s}}
         """
 
     @Test(
@@ -127,8 +127,8 @@ struct OutageTests {
     func linkCut(killDuringOutage: Bool) async throws {
         let config = """
             timers:
-              - {id: c, name: C, spec: {kind: countdown, duration: 3s}}
-              - {id: i, name: I, spec: {kind: interval, work: 2s, rest: 2s, rounds: 6}}
+              - {id: c, name: C, spec: {kind: countdown, duration: 10s}}
+              - {id: i, name: I, spec: {kind: interval, work: 10s, rest: 3s, rounds: 6}}
             """
         try await withTestBroker { broker in
             let proxy = try TCPProxy.start(forwardingTo: broker.port)
@@ -147,8 +147,10 @@ struct OutageTests {
                 proxy.setAccepting(false)
                 proxy.cutConnections()
                 #expect(await node.process?.waitForOutput(containing: "lost the broker connection", timeout: .seconds(10)) == true)
+                // (10 s: at the start of a full parallel run, the starts and the cut took over 5 s.)
+                try #require(wallNowMs() < (endsAt["c"] ?? 0) - 500, "the cut came too late (\((endsAt["c"] ?? 0) - wallNowMs()) ms before c's end): the machine is too loaded for this test's timing")
                 // c finishes and i goes to rest while the node has no link.
-                try await Task.sleep(for: .milliseconds(Int(max(0, (endsAt["c"] ?? 0) - wallNowMs()) + 500)))
+                try await Task.sleep(for: .milliseconds(Int(max(0, max(endsAt["c"] ?? 0, endsAt["i"] ?? 0) - wallNowMs()) + 500)))
                 if killDuringOutage {
                     await node.kill()
                 }
