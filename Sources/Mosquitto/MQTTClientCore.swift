@@ -49,6 +49,8 @@ final class MQTTClientCore: @unchecked Sendable {
     /// While above zero, `send` does not wake the network thread: a batch of publishes is
     /// handed over with one wake-up at its end (`beginBatch`/`endBatch`).
     private let batchDepth = Atomic<Int>(0)
+    /// A packet was queued while a batch was open: its end must wake the network thread.
+    private let batchHasPackets = Atomic<Bool>(false)
     /// Monotonic ns since packets have stayed unwritten after a write (the socket's buffer
     /// is full: the broker reads slower than we publish); 0 when nothing waits.
     let backlogSinceNs = Atomic<UInt64>(0)
@@ -271,7 +273,11 @@ final class MQTTClientCore: @unchecked Sendable {
     /// - Parameter awaited: the caller waits for the broker's answer (SUBACK, UNSUBACK), so
     ///   it goes out at once, even inside a batch.
     func packetQueued(awaited: Bool = false) {
-        guard usesOwnPoll, awaited || batchDepth.load(ordering: .acquiring) == 0 else { return }
+        guard usesOwnPoll else { return }
+        guard awaited || batchDepth.load(ordering: .acquiring) == 0 else {
+            batchHasPackets.store(true, ordering: .releasing)
+            return
+        }
         wakePoll()
     }
 
@@ -280,9 +286,13 @@ final class MQTTClientCore: @unchecked Sendable {
         batchDepth.add(1, ordering: .acquiringAndReleasing)
     }
 
-    /// Ends a batch: one wake-up hands everything queued in it to the network thread.
+    /// Ends a batch: one wake-up hands everything queued in it to the network thread; none
+    /// when nothing was queued (a node's tick that published only over its other connection).
     func endBatch() {
-        if batchDepth.subtract(1, ordering: .acquiringAndReleasing).newValue == 0, usesOwnPoll { wakePoll() }
+        if batchDepth.subtract(1, ordering: .acquiringAndReleasing).newValue == 0, usesOwnPoll,
+           batchHasPackets.exchange(false, ordering: .acquiringAndReleasing) {
+            wakePoll()
+        }
     }
 
     private func wakePoll() {

@@ -136,6 +136,7 @@ extension NodeEngine {
             loggedRefusal = nil
             // A new connection whose predecessor's end went unseen is handled by the outbox too.
             output.republishAll = true
+            armPlainFallback(now: now)
         case .disconnected(let reason):
             logger.warning("lost the broker connection; reconnecting", metadata: ["reason": "\(reason)"])
             output.linkActions += outbox.linkDown()

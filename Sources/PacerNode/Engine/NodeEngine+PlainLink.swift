@@ -3,7 +3,8 @@ import Mosquitto
 import PacerCore
 
 /// The plain topics' own connection as the engine takes it (`publish.plain_connection:
-/// separate`, the default): down, up, or refused by the broker.
+/// separate`, the default): down, up, or unavailable (refused by the broker, or not up a few
+/// seconds after the main connection: then the plain topics go over the main one).
 ///
 /// Why a second connection: mosquitto reads one packet per connection per turn of its loop.
 /// Under a command storm the node's main connection carries five or six packets per command
@@ -16,10 +17,16 @@ struct PlainLink {
         case down
         /// Connected: plain topics go over it.
         case up
-        /// The broker refused it (a client-id rule, an ACL plugin, a connection limit) while
-        /// it is retried: plain topics go over the main connection meanwhile.
-        case refused
+        /// The broker refused it (a client-id rule, an ACL plugin), or it was still down
+        /// `fallbackDelayMs` after the main connection came up (a broker that closes a
+        /// connection over its limit without a CONNACK): plain topics go over the main
+        /// connection while it is retried.
+        case unavailable
     }
+
+    /// How long the plain topics wait for their own connection while the main one is up,
+    /// before they go over the main one.
+    static let fallbackDelayMs: Millis = 3_000
 
     private(set) var state = State.down
     /// The problem last logged, so a refusal retried every few seconds is logged once.
@@ -37,7 +44,7 @@ struct PlainLink {
 
     var isUp: Bool { state == .up }
     /// Whether the plain topics go over the main connection for now.
-    var usesMainConnection: Bool { state == .refused }
+    var usesMainConnection: Bool { state == .unavailable }
 
     mutating func event(_ event: MQTTConnectionEvent) -> [Action] {
         switch event {
@@ -51,14 +58,22 @@ struct PlainLink {
             state = .down
             return once("lost the plain topics' connection (\(reason)); remaining, display, phase, round, rounds and hr pause until it is back", .warning)
         case .refused(let error):
-            let wasRefused = state == .refused
-            state = .refused
+            let wasUnavailable = state == .unavailable
+            state = .unavailable
             let log = once("the broker refused the plain topics' connection (\(error)); they go over the main connection while it is retried quietly. If the broker allows the node's account one client id only, set publish.plain_connection: shared", .error)
-            return wasRefused ? log : [.republish] + log
+            return wasUnavailable ? log : [.republish] + log
         case .loopExited(let error):
             state = .down
             return once("the plain topics' MQTT network thread stopped: \(error)", .critical)
         }
+    }
+
+    /// The main connection has been up for `fallbackDelayMs` and this one is still down: the
+    /// plain topics go over the main one until this one connects.
+    mutating func mainStayedAlone() -> [Action] {
+        guard state == .down else { return [.none] }
+        state = .unavailable
+        return [.republish] + once("the plain topics' connection is not up \(Self.fallbackDelayMs / 1000) s after the main one (a broker connection limit? a node needs two); they go over the main connection until it is. publish.plain_connection: shared makes that permanent", .error)
     }
 
     private mutating func once(_ message: String, _ level: Logger.Level) -> [Action] {
@@ -78,8 +93,30 @@ extension NodeEngine {
     /// Whether the plain topics can go out now, over the connection they use.
     var plainLinkUp: Bool { plainLane == nil ? linkUp : plainLink.isUp }
 
-    func plainLinkChanged(_ event: MQTTConnectionEvent, into output: inout EngineOutput) {
-        for action in plainLink.event(event) {
+    func plainLinkChanged(_ event: MQTTConnectionEvent, now: Millis, into output: inout EngineOutput) {
+        performPlainLink(plainLink.event(event), into: &output)
+        if plainLink.isUp {
+            deadlines.set(.plainFallback, at: nil)
+        } else {
+            armPlainFallback(now: now)
+        }
+    }
+
+    /// While the main connection is up and the plain topics' own is not, they go over the main
+    /// one after `PlainLink.fallbackDelayMs` (a `.plainFallback` deadline).
+    func armPlainFallback(now: Millis) {
+        guard transport.plainTopics != nil, plainLink.state == .down else { return }
+        deadlines.set(.plainFallback, at: now.saturatingAdd(PlainLink.fallbackDelayMs))
+    }
+
+    /// The `.plainFallback` deadline.
+    func plainLinkStayedDown(into output: inout EngineOutput) {
+        guard linkUp else { return }  // armed again when the main connection is back
+        performPlainLink(plainLink.mainStayedAlone(), into: &output)
+    }
+
+    private func performPlainLink(_ actions: [PlainLink.Action], into output: inout EngineOutput) {
+        for action in actions {
             switch action {
             case .republish: output.republishPlain = true
             case .log(let level, let message): logger.log(level: level, "\(message)")

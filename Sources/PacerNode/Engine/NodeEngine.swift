@@ -178,7 +178,7 @@ actor NodeEngine {
         case .connection(let event):
             connectionChanged(event, now: now, into: &output)
         case .plainLink(let event):
-            plainLinkChanged(event, into: &output)
+            plainLinkChanged(event, now: now, into: &output)
         case .deadline:
             for owner in deadlines.popDue(now: now) {
                 switch owner {
@@ -188,6 +188,7 @@ actor NodeEngine {
                 case .marks: output.flushMarks = true
                 case .info: output.infoChanged = true
                 case .discovery: break  // commit's publishDiscovery sends the next chunk
+                case .plainFallback: plainLinkStayedDown(into: &output)
                 }
             }
         }

@@ -13,6 +13,8 @@ enum DeadlineOwner: Hashable, Sendable {
     case info
     /// The next chunk of Home Assistant configs after a connect (NodeEngine+HomeAssistant.swift).
     case discovery
+    /// The plain topics' own connection still down while the main one is up (NodeEngine+PlainLink.swift).
+    case plainFallback
 }
 
 /// One deadline queue for everything the node waits for (SPEC: one scheduler for all timers).

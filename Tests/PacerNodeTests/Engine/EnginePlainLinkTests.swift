@@ -145,6 +145,34 @@ struct EnginePlainLinkTests {
         #expect(plainOnMain(h, from: accepted).isEmpty, "\(plainOnMain(h, from: accepted))")
     }
 
+    @Test("the plain connection still down 3 s after the main one came up: the plain topics go over the main one until it is up")
+    func fallbackWhenItDoesNotCome() async throws {
+        let h = try await EngineHarness.make(config: Self.config, plainLane: true)
+        await h.connect()
+        try await h.send(["action": "start"], timer: "a")
+        let start = h.journal.count
+        await h.pass(2_500)
+        #expect(plainOnMain(h, from: start).isEmpty, "not before PlainLink.fallbackDelayMs")
+        await h.pass(1_000)
+        for id in ["a", "b"] {
+            for leaf in Self.plainLeaves { #expect(!h.published(h.topic(id, leaf), from: start).isEmpty, "\(id)/\(leaf)") }
+        }
+        let flips = h.published(h.topic("a", "remaining"), from: start).count
+        await h.pass(2_000)
+        #expect(h.published(h.topic("a", "remaining"), from: start).count == flips + 2)
+        #expect(plain(h).isEmpty)
+        let up = h.journal.count
+        await h.plainConnect()
+        await h.pass(1_000)
+        #expect(plainOnMain(h, from: up).isEmpty, "\(plainOnMain(h, from: up))")
+        #expect(plain(h, from: up).filter { $0.topic == h.topic("a", "remaining") }.count == 2)
+        // A drop of the plain connection alone: after the delay, over the main one again.
+        await h.plainDisconnect()
+        let down = h.journal.count
+        await h.pass(3_500)
+        #expect(!plainOnMain(h, from: down).isEmpty)
+    }
+
     @Test("PlainLink: a refusal retried every few seconds is logged once; a drop when already down says nothing")
     func plainLinkLogsOnce() {
         var link = PlainLink()
@@ -164,5 +192,8 @@ struct EnginePlainLinkTests {
         #expect(link.event(.disconnected(reason: "gone")).count == 1)
         #expect(link.event(.disconnected(reason: "gone")) == [.none])
         #expect(link.state == .down)
+        #expect(link.mainStayedAlone().first == .republish)
+        #expect(link.usesMainConnection)
+        #expect(link.mainStayedAlone() == [.none])
     }
 }
