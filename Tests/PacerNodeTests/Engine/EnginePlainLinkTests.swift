@@ -16,6 +16,16 @@ struct EnginePlainLinkTests {
         """
     static let plainLeaves = ["remaining", "display", "phase", "round", "rounds", "hr"]
 
+    /// An engine with the plain topics' own connection, the main one connected (and the plain
+    /// one with `plainUp`), and `timer` started.
+    func started(_ timer: String, plainUp: Bool) async throws -> EngineHarness {
+        let h = try await EngineHarness.make(config: Self.config, plainLane: true)
+        await h.connect()
+        if plainUp { await h.plainConnect() }
+        try await h.send(["action": "start"], timer: timer)
+        return h
+    }
+
     /// The `.plain` publishes (topic, payload, QoS) from journal index `start` on.
     func plain(_ h: EngineHarness, from start: Int = 0) -> [(topic: String, value: String, qos: Int)] {
         h.journal.since(start).compactMap { step in
@@ -33,10 +43,7 @@ struct EnginePlainLinkTests {
 
     @Test("plain topics go over their own connection at QoS 0; state, events and replies over the main one")
     func routing() async throws {
-        let h = try await EngineHarness.make(config: Self.config, plainLane: true)
-        await h.connect()
-        await h.plainConnect()
-        try await h.send(["action": "start"], timer: "a")
+        let h = try await started("a", plainUp: true)
         let start = h.journal.count
         await h.pass(3_000)
         let flips = plain(h, from: start).filter { $0.topic == h.topic("a", "remaining") }.map(\.value)
@@ -55,9 +62,7 @@ struct EnginePlainLinkTests {
 
     @Test("with no plain connection yet nothing plain is published; when it connects every plain topic of every timer goes out once")
     func republishedWhenItConnects() async throws {
-        let h = try await EngineHarness.make(config: Self.config, plainLane: true)
-        await h.connect()
-        try await h.send(["action": "start"], timer: "b")
+        let h = try await started("b", plainUp: false)
         await h.pass(2_000)
         #expect(plain(h).isEmpty)
         #expect(plainOnMain(h).isEmpty, "\(plainOnMain(h))")
@@ -74,10 +79,7 @@ struct EnginePlainLinkTests {
 
     @Test("the flips go on over their own connection while the main one is down, and stop while theirs is")
     func independentLinks() async throws {
-        let h = try await EngineHarness.make(config: Self.config, plainLane: true)
-        await h.connect()
-        await h.plainConnect()
-        try await h.send(["action": "start"], timer: "a")
+        let h = try await started("a", plainUp: true)
         await h.disconnect()
         let down = h.journal.count
         await h.pass(2_000)
@@ -112,10 +114,7 @@ struct EnginePlainLinkTests {
 
     @Test("a backlogged plain connection sheds per-second values, not changes")
     func shedding() async throws {
-        let h = try await EngineHarness.make(config: Self.config, plainLane: true)
-        await h.connect()
-        await h.plainConnect()
-        try await h.send(["action": "start"], timer: "a")
+        let h = try await started("a", plainUp: true)
         h.transport.plainLane?.backlogged.withLock { $0 = true }
         let start = h.journal.count
         await h.pass(2_000)
@@ -127,9 +126,7 @@ struct EnginePlainLinkTests {
 
     @Test("refused by the broker: the plain topics go over the main connection until theirs is accepted")
     func refusedFallsBackToMain() async throws {
-        let h = try await EngineHarness.make(config: Self.config, plainLane: true)
-        await h.connect()
-        try await h.send(["action": "start"], timer: "a")
+        let h = try await started("a", plainUp: false)
         let refused = h.journal.count
         await h.engine.handle(.plainLink(.refused(MQTTError(.notAuthorized, "not authorised"))))
         // Every plain topic at once over the main connection, then the flips.
@@ -147,9 +144,7 @@ struct EnginePlainLinkTests {
 
     @Test("the plain connection still down 3 s after the main one came up: the plain topics go over the main one until it is up")
     func fallbackWhenItDoesNotCome() async throws {
-        let h = try await EngineHarness.make(config: Self.config, plainLane: true)
-        await h.connect()
-        try await h.send(["action": "start"], timer: "a")
+        let h = try await started("a", plainUp: false)
         let start = h.journal.count
         await h.pass(2_500)
         #expect(plainOnMain(h, from: start).isEmpty, "not before PlainLink.fallbackDelayMs")
