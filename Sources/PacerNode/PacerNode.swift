@@ -56,7 +56,7 @@ public struct PacerNode: Sendable {
         services.append(MQTTConnectionService(configuration: configuration, client: client, engine: engine, logger: logger))
         if let plainClient {
             // After the main connection: the group stops it before, so `offline` is the last word.
-            services.append(PlainTopicsConnectionService(client: plainClient, engine: engine))
+            services.append(PlainTopicsConnectionService(client: plainClient, mainClient: client, engine: engine))
         }
         services.append(EngineService(engine: engine, client: client, statusTopic: Topics(base: configuration.baseTopic).status))
         return services

@@ -8,6 +8,9 @@ import ServiceLifecycle
 /// shutdown. It subscribes to nothing and publishes only what the engine gives it.
 struct PlainTopicsConnectionService: Service {
     let client: MQTTClient
+    /// The node's main client: this connection is made only once that one is up, so a broker
+    /// with a connection limit gives its last free slot to the main connection, not to this one.
+    let mainClient: MQTTClient
     let engine: NodeEngine
 
     /// The pause before connecting again after the broker refused this connection.
@@ -43,10 +46,13 @@ struct PlainTopicsConnectionService: Service {
         }
     }
 
-    /// Connects, retrying until it works: an unreachable broker every 0.75 s at most (the
+    /// Connects once the main connection is up, retrying until it works: an unreachable broker every 0.75 s at most (the
     /// client's reconnect policy, as for the main connection), a refusal every 10 s. The
     /// client reports each refusal as a connection event; the engine logs it once, with the fix.
     private func connect() async throws {
+        while !mainClient.isConnected {
+            try await Task.sleep(for: .milliseconds(50))
+        }
         while true {
             do {
                 try await client.connect()

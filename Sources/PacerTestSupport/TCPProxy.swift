@@ -21,6 +21,8 @@ public final class TCPProxy: Sendable {
 
     private struct State {
         var accepting = true
+        /// Connections beyond this many open ones are closed at once (nil: no limit).
+        var maxOpen: Int?
         var paused = false
         var stopped = false
         var nextID = 0
@@ -56,6 +58,12 @@ public final class TCPProxy: Sendable {
     /// Whether new connections are forwarded (`true`) or closed at once (`false`).
     public func setAccepting(_ accepting: Bool) {
         state.withLock { $0.accepting = accepting }
+    }
+
+    /// Closes a new connection at once while `limit` connections are open, as a broker's
+    /// `max_connections` does (nil: no limit).
+    public func setMaxOpenConnections(_ limit: Int?) {
+        state.withLock { $0.maxOpen = limit }
     }
 
     /// Stops (`true`) or resumes forwarding bytes on every connection, without closing any:
@@ -110,7 +118,7 @@ public final class TCPProxy: Sendable {
                 if errno == EINTR || errno == ECONNABORTED { continue }
                 return
             }
-            guard state.withLock({ $0.accepting }) else {
+            guard state.withLock({ state in state.accepting && (state.maxOpen.map { state.pairs.count < $0 } ?? true) }) else {
                 Self.abort(client)
                 close(client)
                 continue
