@@ -53,12 +53,10 @@ public struct PacerNode: Sendable {
     public var services: [any Service] {
         // The sound player first: the group stops services in reverse, so it outlives the engine.
         var services: [any Service] = sound.map { [SoundService(player: $0)] } ?? []
-        let (mainConnected, connectedSignal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        services.append(MQTTConnectionService(configuration: configuration, client: client, engine: engine, logger: logger,
-                                              connectedSignal: plainClient == nil ? nil : connectedSignal))
+        services.append(MQTTConnectionService(configuration: configuration, client: client, engine: engine, logger: logger))
         if let plainClient {
             // After the main connection: the group stops it before, so `offline` is the last word.
-            services.append(PlainTopicsConnectionService(client: plainClient, mainConnected: mainConnected, engine: engine))
+            services.append(PlainTopicsConnectionService(client: plainClient, mainClient: client, engine: engine))
         }
         services.append(EngineService(engine: engine, client: client, statusTopic: Topics(base: configuration.baseTopic).status))
         return services
@@ -158,8 +156,6 @@ struct MQTTConnectionService: Service {
     let client: MQTTClient
     let engine: NodeEngine
     let logger: Logger
-    /// Told once the first connection is made (the plain topics' connection waits for it).
-    var connectedSignal: AsyncStream<Void>.Continuation? = nil
 
     typealias Failure = PacerNode.Failure
 
@@ -185,8 +181,6 @@ struct MQTTConnectionService: Service {
             do {
                 // Connecting (and backing off between attempts) stops at once on shutdown.
                 try await cancelWhenGracefulShutdown { try await connect(topics: topics) }
-                connectedSignal?.yield()
-                connectedSignal?.finish()
             } catch {
                 await client.disconnect()
                 group.cancelAll()

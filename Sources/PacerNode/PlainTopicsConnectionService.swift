@@ -8,10 +8,9 @@ import ServiceLifecycle
 /// shutdown. It subscribes to nothing and publishes only what the engine gives it.
 struct PlainTopicsConnectionService: Service {
     let client: MQTTClient
-    /// Yields once the node's main connection is made (`MQTTConnectionService`): this one is
-    /// made only after it, so a broker with a connection limit gives its last free slot to the
-    /// main connection, not to this one.
-    let mainConnected: AsyncStream<Void>
+    /// The node's main client: this connection is made only once that one is up, so a broker
+    /// with a connection limit gives its last free slot to the main connection, not to this one.
+    let mainClient: MQTTClient
     let engine: NodeEngine
 
     /// The pause before connecting again after the broker refused this connection.
@@ -51,8 +50,9 @@ struct PlainTopicsConnectionService: Service {
     /// client's reconnect policy, as for the main connection), a refusal every 10 s. The
     /// client reports each refusal as a connection event; the engine logs it once, with the fix.
     private func connect() async throws {
-        for await _ in mainConnected { break }
-        try Task.checkCancellation()  // the stream also ends when this task is cancelled
+        while !mainClient.isConnected {
+            try await Task.sleep(for: .milliseconds(50))
+        }
         while true {
             do {
                 try await client.connect()
