@@ -6,8 +6,23 @@ import PacerStore
 struct EngineOutput {
     struct Reply {
         var topic: String
-        var body: JSONValue
+        var body: JSONValue {
+            didSet { encoded = nil }
+        }
         var correlationData: [UInt8]?
+        /// `body`'s JSON bytes when they were already written (a recorded reply: the ledger
+        /// and the store keep the same bytes); cleared when `body` changes.
+        var encoded: [UInt8]?
+
+        init(topic: String, body: JSONValue, correlationData: [UInt8]?, encoded: [UInt8]? = nil) {
+            self.topic = topic
+            self.body = body
+            self.correlationData = correlationData
+            self.encoded = encoded
+        }
+
+        /// The payload: the bytes already written, or `body` written now.
+        var payload: [UInt8] { encoded ?? JSONCoding.encode(body) }
     }
 
     /// Timers whose state may have changed, in first-touched order.

@@ -10,8 +10,8 @@ extension NodeEngine {
         let topicTimer = topics.timerID(ofCommandTopic: message.topic)
         // MQTT 5 request/response: reply on the request's response topic with its correlation data.
         let replyTopic = message.properties.responseTopic.flatMap { Self.isValidPublishTopic($0) ? $0 : nil } ?? topics.reply
-        func reply(_ body: JSONValue) {
-            output.replies.append(.init(topic: replyTopic, body: body, correlationData: message.properties.correlationData))
+        func reply(_ body: JSONValue, encoded: [UInt8]? = nil) {
+            output.replies.append(.init(topic: replyTopic, body: body, correlationData: message.properties.correlationData, encoded: encoded))
         }
 
         let parsed: NodeCommand
@@ -51,11 +51,15 @@ extension NodeEngine {
             body = Self.errorBody(id: requestID, error)
         }
         if let id = parsed.requestID, Self.isRecordable(parsed.request) {
-            ledger.record(id: id, reply: body, now: now)
+            // Written once: the ledger, the store and the reply itself share the bytes.
+            let encoded = JSONCoding.encode(body)
+            ledger.record(id: id, reply: body, encoded: encoded, now: now)
             output.rollback?.requestID = id
-            output.requests.append(RequestRecord(id: id, reply: JSONCoding.encode(body), atMs: now))
+            output.requests.append(RequestRecord(id: id, reply: encoded, atMs: now))
+            reply(body, encoded: encoded)
+        } else {
+            reply(body)
         }
-        reply(body)
     }
 
     /// Answers a clock request from the `time` topic (read-only displays may publish there):

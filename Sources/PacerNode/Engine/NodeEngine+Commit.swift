@@ -84,7 +84,7 @@ extension NodeEngine {
         for reply in output.replies {
             var properties = MQTTProperties.none
             if let correlation = reply.correlationData { properties.correlationData = correlation }
-            await publish(to: reply.topic, JSONCoding.encode(reply.body), retain: false, properties: properties)
+            await publish(to: reply.topic, reply.payload, retain: false, properties: properties)
         }
         if output.settleOutbox { await settleOutbox(now: now) }
         if !batch.isEmpty { await pruneIfDue(now: now) }

@@ -5,19 +5,25 @@ import PacerCore
 /// and written in one transaction, so a burst pays one fsync, not one per command.
 extension NodeEngine {
     /// The most commands written in one transaction.
-    static let maxGroupedCommands = 100
+    static let maxGroupedCommands = 16
 
     /// A message the engine handles as a command (what `route` sends to `command`).
     nonisolated func isCommand(_ message: MQTTMessage) -> Bool {
         !message.retain && (message.topic == topics.command || topics.timerID(ofCommandTopic: message.topic) != nil)
     }
 
-    /// Handles `first` and the commands queued right behind it (up to `maxGroupedCommands`,
-    /// never past another kind of input) one by one, as `handle` would, then commits them
-    /// together: one write, then the timers' topics, then every reply in order. When the
-    /// write fails, every command of the group is undone (last first) and answered
-    /// `storage_failure`. A deletion ends the group (the store deletes after it upserts, so a
-    /// timer deleted and created again must not share a write).
+    /// Handles `first` and the commands queued right behind it (up to `maxGroupedCommands`)
+    /// one by one, as `handle` would, then commits them together: one write, then the timers'
+    /// topics, then every reply in order. When the write fails, every command of the group is
+    /// undone (last first) and answered `storage_failure`. A deletion ends the group (the store
+    /// deletes after it upserts, so a timer deleted and created again must not share a write).
+    ///
+    /// The broker's acknowledgements of earlier events (`.delivered`) queued between the
+    /// commands are taken in passing: each only adds its event to the marks that this write
+    /// carries, so it changes nothing a command sees. Without this, a burst answered with
+    /// events (pause, resume: each one an acknowledged event) alternates command,
+    /// acknowledgement, command, ... and every command paid a write of its own. Any other
+    /// input ends the group.
     func handleCommands(first: MQTTMessage) async {
         if let earliest = deadlines.earliest(), earliest <= clock.now() {
             await handle(.deadline)  // as in `handle`: flips due before the burst come first
@@ -33,15 +39,49 @@ extension NodeEngine {
             output.absorb(one)
             count += 1
             guard one.deletedTimers.isEmpty, count < Self.maxGroupedCommands,
-                  !(stopDeadline.withLock { $0 }.map { ContinuousClock.now >= $0 } ?? false),
-                  case .message(let next)? = thread.takeInput(if: { input in
-                      if case .message(let queued) = input { return isCommand(queued) }
-                      return false
-                  })
+                  let next = await nextGroupedCommand()
             else { break }
             message = next
         }
         await commit(output, now: now)
         armAlarm()
     }
+
+    /// The next queued command for the group, taking the delivery reports queued before it;
+    /// nil when the next input is another kind, when a deadline fell due (its flips are not
+    /// held back by a long group), when nothing more comes, or when the loop is stopping.
+    ///
+    /// The readers of the client's streams run on the engine's thread too (`forward`): while
+    /// the engine works, a message that arrived waits in its stream, and its reader queues it
+    /// only when its job runs. So with nothing queued but jobs waiting, the engine yields once
+    /// to let them queue what they hold (a few microseconds, on this thread).
+    private func nextGroupedCommand() async -> MQTTMessage? {
+        var yields = 0
+        while !(stopDeadline.withLock { $0 }.map { ContinuousClock.now >= $0 } ?? false) {
+            if let earliest = deadlines.earliest(), earliest <= clock.now() { return nil }
+            let taken = thread.takeInput(if: { input in
+                switch input {
+                case .message(let queued): return isCommand(queued)
+                case .delivered: return true
+                default: return false
+                }
+            })
+            switch taken {
+            case .message(let message)?:
+                return message
+            case .delivered(let report)?:
+                await deliveryReported(report, now: clock.now())
+                yields = 0
+            default:
+                // Another kind of input is next, or none is queued and none is on its way.
+                guard !thread.hasQueuedInput, thread.hasQueuedJobs, yields < Self.maxIdleYields else { return nil }
+                yields += 1
+                await Task.yield()
+            }
+        }
+        return nil
+    }
+
+    /// Yields in a row that brought no input before a group ends.
+    static let maxIdleYields = 2
 }

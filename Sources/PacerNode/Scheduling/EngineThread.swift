@@ -144,6 +144,14 @@ final class EngineThread<Input: Sendable>: SerialExecutor, TaskExecutor, @unchec
         }
     }
 
+    /// Whether an input is queued (taken or not by `takeInput`).
+    var hasQueuedInput: Bool { locked { !$0.inputs.isEmpty } }
+
+    /// Whether jobs wait to run on the thread besides the current one: the readers of the
+    /// client's streams, resumed with a message they are about to queue (the engine's group
+    /// commit yields to them).
+    var hasQueuedJobs: Bool { locked { !$0.jobs.isEmpty } }
+
     /// No input is accepted after the ones already queued; `next()` returns nil once they are taken.
     func finishInputs() {
         let waiter = locked { state -> UnsafeContinuation<Input?, Never>? in

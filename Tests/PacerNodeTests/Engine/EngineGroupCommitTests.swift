@@ -120,4 +120,77 @@ struct EngineGroupCommitTests {
         let list = try await again.send(["action": "list"])
         #expect(list["timers"]?.array?.first?["status"] == "running", "\(list)")
     }
+
+    @Test("the broker's acknowledgements queued between commands join the group: one write, carrying their marks")
+    func deliveriesBetweenCommands() async throws {
+        let h = try await EngineHarness.make(config: EngineTests.eggs)
+        await h.connect()
+        try await h.send(["action": "create", "timer": "w", "spec": ["kind": "stopwatch"]])
+        let before = h.journal.count
+        try await h.send(["action": "start", "id": "d0"], timer: "w")
+        let tokens = h.journal.since(before).compactMap { step -> UInt64? in
+            if case .tracked(_, _, let token) = step { return token } else { return nil }
+        }
+        let token = try #require(tokens.first, "the start published no event: \(h.journal.since(before))")
+        let start = h.journal.count
+        // As the client queues them in a burst of pauses and resumes: each command's event is
+        // acknowledged by the broker while the next commands are already queued.
+        queue(h, [(["action": "pause", "id": "d1"], "w")])
+        h.engine.submit(.delivered(MQTTDeliveryReport(token: MQTTDeliveryToken(rawValue: token), reasonCode: 0)))
+        queue(h, [(["action": "resume", "id": "d2"], "w")])
+        h.engine.submit(.delivered(MQTTDeliveryReport(token: MQTTDeliveryToken(rawValue: 9_999), reasonCode: 0)))  // unknown: ignored
+        queue(h, [(["action": "pause", "id": "d3"], "w")])
+        await drain(h)
+        let steps = h.journal.since(start)
+        #expect(writes(steps).count == 1, "\(writes(steps))")
+        guard case .write(_, let events, let marks)? = writes(steps).first else { return }
+        #expect(events == ["paused", "resumed", "paused"], "\(events)")
+        #expect(marks.count == 1, "the acknowledged start event is marked by the group's write: \(marks)")
+        let got = replies(h, from: start)
+        #expect(got.map { $0["id"] } == ["d1", "d2", "d3"], "\(got)")
+        #expect(got.allSatisfy { $0["ok"] == true }, "\(got)")
+        #expect(h.state("w")?["status"] == "paused")
+    }
+
+    @Test("commands arriving through the client's stream while the engine works are written in groups, not one by one")
+    func streamedBurst() async throws {
+        let h = try await EngineHarness.make(config: EngineTests.eggs)
+        await h.connect()
+        try await h.send(["action": "create", "timer": "w", "spec": ["kind": "stopwatch"]])
+        try await h.send(["action": "start"], timer: "w")
+        let start = h.journal.count
+        let total = 300
+        let (stream, continuation) = AsyncStream.makeStream(of: MQTTMessage.self)
+        let loop = Task { await h.engine.run() }
+        let reader = Task { await h.engine.forward(stream, as: EngineInput.message) }
+        // The network thread: messages one by one while the engine handles the earlier ones.
+        let topic = h.topic("w", "cmd")
+        let feeder = Thread {
+            for i in 0..<total {
+                let command: JSONValue = ["action": i % 2 == 0 ? "pause" : "resume", "id": .string("s\(i)")]
+                continuation.yield(MQTTMessage(topic: topic, payload: Array(command.description.utf8), qos: .atLeastOnce,
+                                               properties: MQTTProperties(responseTopic: EngineHarness.replyTopic)))
+                if i % 10 == 9 { usleep(200) }
+            }
+            continuation.finish()
+        }
+        feeder.start()
+        let deadline = ContinuousClock.now + .seconds(60)
+        while replies(h, from: start).count < total, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        await reader.value
+        h.engine.finish()
+        await loop.value
+        let got = replies(h, from: start)
+        #expect(got.count == total)
+        #expect(got.map { $0["id"]?.string ?? "" } == (0..<total).map { "s\($0)" }, "replies in arrival order")
+        #expect(got.allSatisfy { $0["ok"] == true })
+        let count = writes(h.journal.since(start)).count
+        // One write per command would be `total`; a group holds up to `maxGroupedCommands`.
+        #expect(count >= total / NodeEngine.maxGroupedCommands, "\(count) writes")
+        print("streamedBurst: \(count) writes for \(total) commands")
+        #expect(count <= total / 4, "\(count) writes for \(total) commands: commands queued behind one another were not grouped")
+        #expect(h.state("w")?["status"] == (total % 2 == 0 ? "running" : "paused"))
+    }
 }
