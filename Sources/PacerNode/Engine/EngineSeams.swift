@@ -62,13 +62,13 @@ struct MQTTTransport: EngineTransport {
     let client: MQTTClient
     /// The plain topics' own connection (`publish.plain_connection: separate`), or nil.
     let plainClient: MQTTClient?
+    let plainTopics: (any PlainTopicsTransport)?
 
     init(client: MQTTClient, plainClient: MQTTClient? = nil) {
         self.client = client
         self.plainClient = plainClient
+        self.plainTopics = plainClient.map(PlainMQTTTransport.init)
     }
-
-    var plainTopics: (any PlainTopicsTransport)? { plainClient.map(PlainMQTTTransport.init) }
 
     nonisolated(nonsending) func publish(to topic: String, payload: [UInt8], retain: Bool, properties: MQTTProperties) async throws(MQTTError) {
         try await client.publish(to: topic, payload: payload, qos: .atLeastOnce, retain: retain, properties: properties)

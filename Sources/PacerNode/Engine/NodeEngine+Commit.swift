@@ -128,10 +128,7 @@ extension NodeEngine {
             if index % Self.republishChunk == Self.republishChunk - 1 { transport.endBatch(); transport.beginBatch() }
         }
         transport.endBatch(); transport.beginBatch()
-        for (index, id) in ids.enumerated() {
-            await publishPlainTopics(id, now: now)
-            if index % Self.republishChunk == Self.republishChunk - 1 { transport.endBatch(); transport.beginBatch() }
-        }
+        await republishPlainTopics(now: now)
     }
 
     /// How many timers' topics a connect hands to the network thread at a time.

@@ -39,7 +39,6 @@ struct PlainLink {
         case republish
         /// Log this, once.
         case log(Logger.Level, String)
-        case none
     }
 
     var isUp: Bool { state == .up }
@@ -54,7 +53,7 @@ struct PlainLink {
             loggedProblem = nil
             return [.republish, .log(hadProblem ? .notice : .info, "the plain topics' connection is up")]
         case .disconnected(let reason):
-            guard state == .up else { return [.none] }
+            guard state == .up else { return [] }
             state = .down
             return once("lost the plain topics' connection (\(reason)); remaining, display, phase, round, rounds and hr pause until it is back", .warning)
         case .refused(let error):
@@ -71,13 +70,13 @@ struct PlainLink {
     /// The main connection has been up for `fallbackDelayMs` and this one is still down: the
     /// plain topics go over the main one until this one connects.
     mutating func mainStayedAlone() -> [Action] {
-        guard state == .down else { return [.none] }
+        guard state == .down else { return [] }
         state = .unavailable
         return [.republish] + once("the plain topics' connection is not up \(Self.fallbackDelayMs / 1000) s after the main one (a broker connection limit? a node needs two); they go over the main connection until it is. publish.plain_connection: shared makes that permanent", .error)
     }
 
     private mutating func once(_ message: String, _ level: Logger.Level) -> [Action] {
-        guard loggedProblem != message else { return [.none] }
+        guard loggedProblem != message else { return [] }
         loggedProblem = message
         return [.log(level, message)]
     }
@@ -120,15 +119,14 @@ extension NodeEngine {
             switch action {
             case .republish: output.republishPlain = true
             case .log(let level, let message): logger.log(level: level, "\(message)")
-            case .none: break
             }
         }
     }
 
-    /// Every timer's plain topics again (forced), over the connection they now use (their own
-    /// that just came up, or the main one when it was refused); handed to the network thread
-    /// every `republishChunk` timers. Timers held by the
-    /// outbox check get theirs when they are released.
+    /// Every timer's plain topics again (forced), over the connection they now use: after a
+    /// connect's states (`publishEverything`), when their own connection came up, or when they
+    /// moved to the main one. Handed to the network thread every `republishChunk` timers.
+    /// Timers held by the outbox check get theirs when they are released.
     func republishPlainTopics(now: Millis) async {
         let ids = timers.ids.filter { !outbox.isHolding($0) }
         for (index, id) in ids.enumerated() {

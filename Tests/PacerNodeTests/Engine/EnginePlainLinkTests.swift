@@ -177,18 +177,18 @@ struct EnginePlainLinkTests {
         guard case .log(.error, let message)? = first.last else { Issue.record("\(first)"); return }
         #expect(message.contains("publish.plain_connection: shared"))
         #expect(link.usesMainConnection)
-        #expect(link.event(refused) == [.none])
-        #expect(link.event(.disconnected(reason: "x")) == [.none])
+        #expect(link.event(refused) .isEmpty)
+        #expect(link.event(.disconnected(reason: "x")) .isEmpty)
         #expect(!link.isUp)
         let up = link.event(.connected(sessionPresent: false))
         #expect(up.first == .republish)
         #expect(up.contains(.log(.notice, "the plain topics' connection is up")))
         #expect(link.isUp && !link.usesMainConnection)
         #expect(link.event(.disconnected(reason: "gone")).count == 1)
-        #expect(link.event(.disconnected(reason: "gone")) == [.none])
+        #expect(link.event(.disconnected(reason: "gone")) .isEmpty)
         #expect(link.state == .down)
         #expect(link.mainStayedAlone().first == .republish)
         #expect(link.usesMainConnection)
-        #expect(link.mainStayedAlone() == [.none])
+        #expect(link.mainStayedAlone() .isEmpty)
     }
 }
