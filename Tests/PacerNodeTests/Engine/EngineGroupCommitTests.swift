@@ -189,8 +189,8 @@ struct EngineGroupCommitTests {
         let count = writes(h.journal.since(start)).count
         // One write per command would be `total`; a group holds up to `maxGroupedCommands`.
         #expect(count >= total / NodeEngine.maxGroupedCommands, "\(count) writes")
-        print("streamedBurst: \(count) writes for \(total) commands")
-        #expect(count <= total / 4, "\(count) writes for \(total) commands: commands queued behind one another were not grouped")
+        // (A group also ends after `groupBudget`: on a slow machine groups are smaller.)
+        #expect(count <= total / 2, "\(count) writes for \(total) commands: commands queued behind one another were not grouped")
         #expect(h.state("w")?["status"] == (total % 2 == 0 ? "running" : "paused"))
     }
 }
