@@ -42,4 +42,91 @@ struct JSONValueTests {
         #expect(value.description == #"{"a":["x\"y",0.5,null,true],"b":1}"#)
         #expect(JSONValue.string("\u{1}").description == #""\u0001""#)
     }
+
+    @Test("numbers at the edges: integers without a fraction up to 2^53, -0 as 0, the rest in shortest form, non-finite as null")
+    func numbersAtTheEdges() {
+        let cases: [(Double, String)] = [
+            (0, "0"), (-0.0, "0"), (7, "7"), (-7, "-7"), (10, "10"), (-100, "-100"),
+            (9_007_199_254_740_991, "9007199254740991"), (-9_007_199_254_740_991, "-9007199254740991"),
+            (9_007_199_254_740_992, "9007199254740992.0"), (0.1, "0.1"), (-2.5, "-2.5"), (1e21, "1e+21"),
+            (1e-7, "1e-07"), (.nan, "null"), (.infinity, "null"), (-.infinity, "null"),
+        ]
+        for (value, text) in cases {
+            #expect(JSONValue.number(value).description == text, "\(value)")
+        }
+    }
+
+    @Test("the writer gives exactly what a plain reference writer gives, on 2,000 random values")
+    func writerMatchesReference() {
+        var random = SplitMix(seed: 20_261_126)
+        for _ in 0..<2_000 {
+            let value = randomValue(&random, depth: 0)
+            let written = String(decoding: value.jsonBytes, as: UTF8.self)
+            #expect(written == reference(value))
+            guard written == reference(value) else { return }
+        }
+    }
+
+    /// The writer as first written (sorted keys, `String(Int64)`, byte-by-byte escapes).
+    private func reference(_ value: JSONValue) -> String {
+        switch value {
+        case .null: return "null"
+        case .bool(let b): return b ? "true" : "false"
+        case .number(let n):
+            if n.rounded() == n, abs(n) < 9_007_199_254_740_992 { return String(Int64(n)) }
+            return n.isFinite ? n.description : "null"
+        case .string(let text):
+            var out = "\""
+            for scalar in text.unicodeScalars {
+                switch scalar {
+                case "\"": out += "\\\""
+                case "\\": out += "\\\\"
+                case "\n": out += "\\n"
+                case "\r": out += "\\r"
+                case "\t": out += "\\t"
+                case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+                default: out.unicodeScalars.append(scalar)
+                }
+            }
+            return out + "\""
+        case .array(let elements): return "[" + elements.map(reference).joined(separator: ",") + "]"
+        case .object(let members):
+            return "{" + members.keys.sorted().map { reference(.string($0)) + ":" + reference(members[$0]!) }.joined(separator: ",") + "}"
+        }
+    }
+
+    private func randomValue(_ random: inout SplitMix, depth: Int) -> JSONValue {
+        switch random.next() % (depth > 3 ? 4 : 6) {
+        case 0: return .null
+        case 1: return .bool(random.next() % 2 == 0)
+        case 2:
+            let numbers: [Double] = [0, -0.0, 1, -1, 0.5, 1e300, -3.25, 9_007_199_254_740_994, .nan]
+            return random.next() % 2 == 0 ? .number(Double(Int64(bitPattern: random.next()) >> Int64(random.next() % 64)))
+                                          : .number(numbers[Int(random.next() % UInt64(numbers.count))])
+        case 3: return .string(randomString(&random))
+        case 4: return .array((0..<Int(random.next() % 5)).map { _ in randomValue(&random, depth: depth + 1) })
+        default:
+            var members: [String: JSONValue] = [:]
+            for _ in 0..<Int(random.next() % 8) { members[randomString(&random)] = randomValue(&random, depth: depth + 1) }
+            return .object(members)
+        }
+    }
+
+    private func randomString(_ random: inout SplitMix) -> String {
+        let pieces = ["a", "Z", "_", "id", "ends_at_ms", "\"", "\\", "\n", "\u{1}", "\u{1f}", "\t", "é", "日本", "🏋️", " ", "/", "\r"]
+        return (0..<Int(random.next() % 6)).map { _ in pieces[Int(random.next() % UInt64(pieces.count))] }.joined()
+    }
+}
+
+/// A small seeded generator (SplitMix64): the same values on every run.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }
