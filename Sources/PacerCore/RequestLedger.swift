@@ -62,15 +62,9 @@ public struct RequestLedger: Sendable, Codable, Equatable {
     }
 
     /// Records the reply to `id` (a second record of a known id keeps the first reply). Kept as
-    /// its JSON bytes when a `decoder` is set.
-    public mutating func record(id: String, reply: JSONValue, now: Millis) {
-        record(id: id, reply: reply, encoded: nil, now: now)
-    }
-
-    /// Records the reply to `id` with its JSON bytes already written (`reply.jsonBytes`, which
-    /// the caller also publishes and stores): kept as those bytes when a `decoder` is set,
-    /// without writing the reply again.
-    public mutating func record(id: String, reply: JSONValue, encoded: [UInt8]?, now: Millis) {
+    /// its JSON bytes when a `decoder` is set: `encoded` when the caller already wrote them
+    /// (`reply.jsonBytes`, also published and stored), else written here.
+    public mutating func record(id: String, reply: JSONValue, encoded: [UInt8]? = nil, now: Millis) {
         guard decoder != nil else { return insert(id: id, reply: .value(reply), now: now) }
         // Copied out of the writer's growing buffer: kept at its size, not the buffer's capacity.
         insert(id: id, reply: .encoded(Array((encoded ?? reply.jsonBytes)[...])), now: now)

@@ -1,5 +1,6 @@
 import Foundation
 import PacerCore
+import PropertyBased
 import Testing
 
 @Suite("JSONValue")
@@ -57,13 +58,12 @@ struct JSONValueTests {
     }
 
     @Test("the writer gives exactly what a plain reference writer gives, on 2,000 random values")
-    func writerMatchesReference() {
-        var random = SplitMix(seed: 20_261_126)
-        for _ in 0..<2_000 {
-            let value = randomValue(&random, depth: 0)
-            let written = String(decoding: value.jsonBytes, as: UTF8.self)
-            #expect(written == reference(value))
-            guard written == reference(value) else { return }
+    func writerMatchesReference() async {
+        // Each value is built from a list of random choices (shrunk by PropertyBased on a failure).
+        await propertyCheck(count: 2_000, input: Gen.uint64().array(of: 1...200)) { choices in
+            var source = Choices(choices)
+            let value = randomValue(&source, depth: 0)
+            #expect(String(decoding: value.jsonBytes, as: UTF8.self) == reference(value))
         }
     }
 
@@ -95,7 +95,7 @@ struct JSONValueTests {
         }
     }
 
-    private func randomValue(_ random: inout SplitMix, depth: Int) -> JSONValue {
+    private func randomValue(_ random: inout Choices, depth: Int) -> JSONValue {
         switch random.next() % (depth > 3 ? 4 : 6) {
         case 0: return .null
         case 1: return .bool(random.next() % 2 == 0)
@@ -112,21 +112,15 @@ struct JSONValueTests {
         }
     }
 
-    private func randomString(_ random: inout SplitMix) -> String {
+    private func randomString(_ random: inout Choices) -> String {
         let pieces = ["a", "Z", "_", "id", "ends_at_ms", "\"", "\\", "\n", "\u{1}", "\u{1f}", "\t", "é", "日本", "🏋️", " ", "/", "\r"]
         return (0..<Int(random.next() % 6)).map { _ in pieces[Int(random.next() % UInt64(pieces.count))] }.joined()
     }
 }
 
-/// A small seeded generator (SplitMix64): the same values on every run.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+/// A generator's random choices, read one after the other (0 once they run out).
+struct Choices {
+    private var iterator: IndexingIterator<[UInt64]>
+    init(_ choices: [UInt64]) { iterator = choices.makeIterator() }
+    mutating func next() -> UInt64 { iterator.next() ?? 0 }
 }

@@ -12,14 +12,7 @@ struct EngineOutput {
         var correlationData: [UInt8]?
         /// `body`'s JSON bytes when they were already written (a recorded reply: the ledger
         /// and the store keep the same bytes); cleared when `body` changes.
-        var encoded: [UInt8]?
-
-        init(topic: String, body: JSONValue, correlationData: [UInt8]?, encoded: [UInt8]? = nil) {
-            self.topic = topic
-            self.body = body
-            self.correlationData = correlationData
-            self.encoded = encoded
-        }
+        var encoded: [UInt8]? = nil
 
         /// The payload: the bytes already written, or `body` written now.
         var payload: [UInt8] { encoded ?? JSONCoding.encode(body) }

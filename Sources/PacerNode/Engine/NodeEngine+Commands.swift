@@ -50,16 +50,16 @@ extension NodeEngine {
             logger.notice("command refused", metadata: ["timer": "\(parsed.timerID ?? "-")", "code": "\(error.code.rawValue)", "reason": "\(error.message)"])
             body = Self.errorBody(id: requestID, error)
         }
+        var encoded: [UInt8]?
         if let id = parsed.requestID, Self.isRecordable(parsed.request) {
             // Written once: the ledger, the store and the reply itself share the bytes.
-            let encoded = JSONCoding.encode(body)
-            ledger.record(id: id, reply: body, encoded: encoded, now: now)
+            let bytes = JSONCoding.encode(body)
+            ledger.record(id: id, reply: body, encoded: bytes, now: now)
             output.rollback?.requestID = id
-            output.requests.append(RequestRecord(id: id, reply: encoded, atMs: now))
-            reply(body, encoded: encoded)
-        } else {
-            reply(body)
+            output.requests.append(RequestRecord(id: id, reply: bytes, atMs: now))
+            encoded = bytes
         }
+        reply(body, encoded: encoded)
     }
 
     /// Answers a clock request from the `time` topic (read-only displays may publish there):

@@ -25,7 +25,7 @@ extension NodeEngine {
     /// acknowledgement, command, ... and every command paid a write of its own. Any other
     /// input ends the group.
     func handleCommands(first: MQTTMessage) async {
-        if let earliest = deadlines.earliest(), earliest <= clock.now() {
+        if hasDueDeadline {
             await handle(.deadline)  // as in `handle`: flips due before the burst come first
         }
         var output = EngineOutput()
@@ -57,8 +57,8 @@ extension NodeEngine {
     /// to let them queue what they hold (a few microseconds, on this thread).
     private func nextGroupedCommand() async -> MQTTMessage? {
         var yields = 0
-        while !(stopDeadline.withLock { $0 }.map { ContinuousClock.now >= $0 } ?? false) {
-            if let earliest = deadlines.earliest(), earliest <= clock.now() { return nil }
+        while !drainBudgetSpent {
+            if hasDueDeadline { return nil }
             let taken = thread.takeInput(if: { input in
                 switch input {
                 case .message(let queued): return isCommand(queued)

@@ -139,6 +139,16 @@ actor NodeEngine {
         thread.finishInputs()
     }
 
+    /// `finish()` was called and its `drainBudget` has run out: what is still queued is dropped.
+    nonisolated var drainBudgetSpent: Bool {
+        stopDeadline.withLock { $0 }.map { ContinuousClock.now >= $0 } ?? false
+    }
+
+    /// A deadline has fallen due (its input may not be queued yet: the engine was busy).
+    var hasDueDeadline: Bool {
+        deadlines.earliest().map { $0 <= clock.now() } ?? false
+    }
+
     /// The loop: handles every input in order until `finish()`.
     func run() async {
         rescheduleAll()
@@ -146,7 +156,7 @@ actor NodeEngine {
         // Resumed on the engine thread when an input comes (not via Swift's pool).
         await withTaskExecutorPreference(thread) {
             while let input = await thread.next() {
-                if let deadline = stopDeadline.withLock({ $0 }), ContinuousClock.now >= deadline { break }
+                if drainBudgetSpent { break }
                 if case .message(let message) = input, isCommand(message) {
                     await handleCommands(first: message)  // with the commands queued behind it: one write
                 } else {
@@ -164,7 +174,7 @@ actor NodeEngine {
         // before it is answered) are served first, as if their wake-up had come first: a
         // running timer's flips stay on time under a command storm instead of waiting
         // behind every queued command.
-        if case .deadline = input {} else if let earliest = deadlines.earliest(), earliest <= clock.now() {
+        if case .deadline = input {} else if hasDueDeadline {
             await handle(.deadline)
         }
         var output = EngineOutput()
