@@ -32,14 +32,29 @@ struct ShutdownTests {
         try #require(logged, "the node did not start connecting:\n\(node.log)")
     }
 
-    /// A node pointed at `port`, launched without waiting for it to be online.
-    private func withUnreachableNode(port: Int, _ body: (TestNode) async throws -> Void) async throws {
+    /// A node pointed at `port`, launched without waiting for it to be online. `body` gets the
+    /// instant just before the launch: the node logs "connecting" after it.
+    private func withUnreachableNode(port: Int, _ body: (TestNode, ContinuousClock.Instant) async throws -> Void) async throws {
         var options = NodeOptions(launch: false)
         options.nodeBrokerPort = port
         try await withNode(options) { node in
+            let launched = ContinuousClock.now
             try await node.launch(waitOnline: false)
-            try await body(node)
+            try await body(node, launched)
         }
+    }
+
+    /// Checks that the node's first connect attempt (5 s, begun after `launched`) is still
+    /// pending. When this test's task itself was held up past that window (a loaded machine
+    /// running every suite at once), the attempt may rightly have ended: that is reported,
+    /// not failed, and the signal is still sent during a connect attempt or its backoff.
+    private func expectFirstAttemptPending(_ node: TestNode, since launched: ContinuousClock.Instant, _ what: String) {
+        let elapsed = ContinuousClock.now - launched
+        guard elapsed < .milliseconds(4_500) else {
+            print("ShutdownTests: \(what): checked \(elapsed) after launch, past the first attempt's 5 s; its end is not checked")
+            return
+        }
+        #expect(!node.log.contains("broker not reachable"), "the first attempt should still \(what) (\(elapsed) after launch):\n\(node.log)")
     }
 
     /// From its first log line on (`pacer run` catches the signals before it loads its
@@ -47,7 +62,7 @@ struct ShutdownTests {
     @Test("while still starting (database, restore, services): a signal at any moment ends it cleanly",
           arguments: [0, 5, 20, 60, 150])
     func signalWhileStarting(afterMs: Int) async throws {
-        try await withUnreachableNode(port: 1) { node in
+        try await withUnreachableNode(port: 1) { node, _ in
             let started = await node.process?.waitForOutput(containing: "starting", timeout: .seconds(20)) == true
             try #require(started, "the node did not start:\n\(node.log)")
             try await Task.sleep(for: .milliseconds(afterMs))
@@ -57,7 +72,7 @@ struct ShutdownTests {
 
     @Test("backing off between refused connects (nothing listens on the port)", arguments: [SIGTERM, SIGINT])
     func backingOff(signal: Int32) async throws {
-        try await withUnreachableNode(port: 1) { node in
+        try await withUnreachableNode(port: 1) { node, _ in
             #expect(await node.process?.waitForOutput(containing: "broker not reachable; retrying", timeout: .seconds(10)) == true)
             try await Task.sleep(for: .milliseconds(300))
             try await expectPromptExit(node, signal, "backing off")
@@ -68,10 +83,10 @@ struct ShutdownTests {
     func connectingToStalledPort() async throws {
         let listener = try StalledListener.start()
         defer { listener.close() }
-        try await withUnreachableNode(port: listener.port) { node in
+        try await withUnreachableNode(port: listener.port) { node, launched in
             try await waitConnecting(node)
             try await Task.sleep(for: .seconds(1))  // well inside the first attempt (5 s)
-            #expect(!node.log.contains("broker not reachable"), "the first attempt should still hang:\n\(node.log)")
+            expectFirstAttemptPending(node, since: launched, "hang")
             try await expectPromptExit(node, SIGTERM, "connecting (TCP connect hangs)")
         }
     }
@@ -80,10 +95,10 @@ struct ShutdownTests {
     func connectingToSilentListener() async throws {
         let listener = try SilentListener.start()
         defer { listener.close() }
-        try await withUnreachableNode(port: listener.port) { node in
+        try await withUnreachableNode(port: listener.port) { node, launched in
             try await waitConnecting(node)
             try await Task.sleep(for: .seconds(1))
-            #expect(!node.log.contains("broker not reachable"), "the first attempt should still wait:\n\(node.log)")
+            expectFirstAttemptPending(node, since: launched, "wait")
             try await expectPromptExit(node, SIGTERM, "connecting (no CONNACK)")
         }
     }
