@@ -136,14 +136,7 @@ extension JSONValue: CustomStringConvertible {
         switch self {
         case .null: out += "null".utf8
         case .bool(let value): out += (value ? "true" : "false").utf8
-        case .number(let value):
-            if value.rounded() == value, abs(value) < JSONValue.exactIntegerLimit {
-                JSONValue.writeInteger(Int64(value), into: &out)
-            } else if value.isFinite {
-                out += value.description.utf8  // shortest round-trip form, e.g. 0.25, 1e-06
-            } else {
-                out += "null".utf8  // JSON has no NaN or infinity
-            }
+        case .number(let value): JSONValue.writeNumber(value, into: &out)
         case .string(let value): JSONValue.writeString(value, into: &out)
         case .array(let elements):
             out.append(UInt8(ascii: "["))
@@ -162,6 +155,18 @@ extension JSONValue: CustomStringConvertible {
                 member.value.write(into: &out)
             }
             out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// A number as `write` gives it: integral within ±2^53 without a fraction, others in
+    /// their shortest round-trip form, non-finite as null.
+    static func writeNumber(_ value: Double, into out: inout [UInt8]) {
+        if value.rounded() == value, abs(value) < JSONValue.exactIntegerLimit {
+            JSONValue.writeInteger(Int64(value), into: &out)
+        } else if value.isFinite {
+            out += value.description.utf8  // shortest round-trip form, e.g. 0.25, 1e-06
+        } else {
+            out += "null".utf8  // JSON has no NaN or infinity
         }
     }
 

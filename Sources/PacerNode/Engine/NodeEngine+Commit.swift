@@ -178,7 +178,7 @@ extension NodeEngine {
         // Noted as published also while the main link is down: a connect republishes it anyway.
         let stateChanged = timers.stateNeedsPublish(id, snap, force: force)
         if stateChanged && linkUp {
-            await publish(to: t.state, JSONCoding.encode(snap.json), retain: true)
+            await publish(to: t.state, snap.jsonBytes, retain: true)
         }
         guard plainTopics else { return }
         await publishPlainTopics(id, snap, t, stateChanged: stateChanged, force: force)
