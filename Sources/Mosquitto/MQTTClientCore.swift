@@ -326,7 +326,12 @@ final class MQTTClientCore: @unchecked Sendable {
             if rc != MOSQ_ERR_SUCCESS.rawValue || mosquitto_socket(mosq) < 0 { return rc == MOSQ_ERR_SUCCESS.rawValue ? MOSQ_ERR_NO_CONN.rawValue : rc }
         }
         if mosquitto_want_write(mosq) {
+            // libmosquitto writes each queued packet with its own send(): corked, a burst of
+            // them leaves as full segments when uncorked below (one wake-up of the broker,
+            // not one per packet); a lone packet still goes out at once.
+            setCork(socket, true)
             let rc = mosquitto_loop_write(mosq, 1)
+            setCork(socket, false)
             if rc != MOSQ_ERR_SUCCESS.rawValue || mosquitto_socket(mosq) < 0 { return rc == MOSQ_ERR_SUCCESS.rawValue ? MOSQ_ERR_NO_CONN.rawValue : rc }
             if !mosquitto_want_write(mosq) {
                 backlogSinceNs.store(0, ordering: .releasing)
@@ -335,6 +340,14 @@ final class MQTTClientCore: @unchecked Sendable {
             }
         }
         return mosquitto_loop_misc(mosq)
+    }
+
+    /// TCP_CORK on the broker socket (fails harmlessly on a socket that is not TCP).
+    static let xnocork = getenv("XNOCORK") != nil  // EXPERIMENT
+    private func setCork(_ socket: Int32, _ on: Bool) {
+        if Self.xnocork { return }  // EXPERIMENT
+        var value: Int32 = on ? 1 : 0
+        _ = setsockopt(socket, Int32(IPPROTO_TCP), TCP_CORK, &value, socklen_t(MemoryLayout<Int32>.size))
     }
 
     /// The network thread: connects (always with `mosquitto_connect_bind_v5` and the
