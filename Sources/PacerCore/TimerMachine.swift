@@ -261,30 +261,22 @@ extension TimerMachine: Codable {
         guard version <= TimerMachine.codingVersion else {
             throw DecodingError.dataCorruptedError(forKey: .version, in: container, debugDescription: "unsupported timer format version \(version)")
         }
-        id = try container.decode(String.self, forKey: .id)
-        name = try container.decode(String.self, forKey: .name)
-        spec = try container.decode(TimerSpec.self, forKey: .spec)
+        let settings: TimerSettings
         if let override = decoder.userInfo[TimerMachine.settingsOverride] as? TimerSettings {
             settings = override
         } else {
             settings = try container.decodeIfPresent(TimerSettings.self, forKey: .settings) ?? TimerSettings()
         }
-        state = try container.decode(State.self, forKey: .state)
-        revision = try container.decode(Int.self, forKey: .revision)
-        advancedToMs = try container.decode(Millis.self, forKey: .advancedToMs)
-        lastChangeMs = try container.decode(Millis.self, forKey: .lastChangeMs)
-        do throws(SpecError) {
-            program = try spec.compile()
+        let id = try container.decode(String.self, forKey: .id), name = try container.decode(String.self, forKey: .name)
+        let spec = try container.decode(TimerSpec.self, forKey: .spec), state = try container.decode(State.self, forKey: .state)
+        let revision = try container.decode(Int.self, forKey: .revision)
+        let advancedToMs = try container.decode(Millis.self, forKey: .advancedToMs)
+        let lastChangeMs = try container.decode(Millis.self, forKey: .lastChangeMs)
+        do throws(PersistedMachineError) {
+            try self.init(restoring: id, name: name, spec: spec, settings: settings, state: state, revision: revision,
+                          advancedToMs: advancedToMs, lastChangeMs: lastChangeMs)
         } catch {
-            throw DecodingError.dataCorruptedError(forKey: .spec, in: container, debugDescription: "persisted spec no longer valid: \(error.message)")
-        }
-        let runIndex: Int? = switch state {
-        case .idle, .scheduled: nil
-        case .running(let run), .paused(let run, _), .expired(let run, _): run.index
-        case .finished(let ended), .cancelled(let ended): ended.run?.index
-        }
-        if let runIndex, !program.segments.indices.contains(runIndex) {
-            throw DecodingError.dataCorruptedError(forKey: .state, in: container, debugDescription: "segment \(runIndex) is outside the program (\(program.count) segments)")
+            throw DecodingError.dataCorruptedError(forKey: error.path == "spec" ? .spec : .state, in: container, debugDescription: error.problem)
         }
     }
 

@@ -324,6 +324,20 @@ struct PropertyTests {
         }
     }
 
+    @Test("the persisted form read without Codable gives the machine Codable wrote, in any state")
+    func persistedWithoutCodable() async {
+        await propertyCheck(count: 100, input: Generators.scenario) { scenario in
+            var m = try makeMachine(scenario.spec, settings: propertySettings)
+            var now = t0
+            for step in scenario.steps {
+                now += step.gapMs
+                _ = m.advance(to: now)
+                if let operation = step.operation { _ = m.handle(TimerCommand(operation), now: now) }
+                try expectPersistedFormsAgree(m)
+            }
+        }
+    }
+
     @Test("specs read from JSON round-trip through their canonical JSON")
     func specJSONRoundTrip() async {
         await propertyCheck(count: 200, input: Generators.spec) { spec in
@@ -340,4 +354,12 @@ struct PropertyTests {
             #expect(seconds * 1000 >= ms && (seconds - 1) * 1000 < ms || ms == 0)
         }
     }
+}
+
+/// The reader without `Codable` gives back the machine `JSONEncoder` wrote, as `init(from:)` does.
+func expectPersistedFormsAgree(_ m: TimerMachine, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = .sortedKeys
+    let value = try JSONDecoder().decode(JSONValue.self, from: encoder.encode(m))
+    #expect(try TimerMachine(persisted: value) == m, sourceLocation: sourceLocation)
 }

@@ -1,0 +1,279 @@
+/// The persisted form of a machine (what `TimerMachine.encode(to:)` writes), read from a
+/// `JSONValue` without `Codable`.
+///
+/// For speed: a restart of 10,000 timers read them through `JSONDecoder` at about 65 µs of
+/// CPU each, most of it `Codable`'s generic machinery. PersistedMachineTests and
+/// PropertyTests check that this reader gives what `init(from:)` gives on random machines in
+/// every state. `JSONValue` holds numbers as `Double`: an integer beyond ±2^53 that is not a
+/// power of two reads as an error here, so a caller falls back to `Codable` on any error
+/// (NodeEngine's restore does); nothing but `Int64.min` (exact in a Double) is stored today.
+/// Writing stays with `JSONEncoder`, which writes every Int64 exactly.
+extension TimerMachine {
+    /// Reads a machine as `init(from:)` does, with `settings` (when given) in place of the
+    /// persisted ones. The program is compiled from the spec.
+    /// - Throws: `PersistedMachineError` naming the member that is missing or of the wrong type.
+    public init(persisted json: JSONValue, settings override: TimerSettings? = nil) throws(PersistedMachineError) {
+        let o = try PersistedReader(json, path: "")
+        let version = try o.optionalInt("version") ?? 1
+        guard version <= TimerMachine.codingVersion else {
+            throw PersistedMachineError(path: "version", problem: "unsupported timer format version \(version)")
+        }
+        let spec = try TimerSpec(persisted: o.required("spec"), path: "spec")
+        var settings = TimerSettings()
+        if let override {
+            settings = override
+        } else if let persisted = o.optional("settings") {
+            settings = try TimerSettings(persisted: persisted, path: "settings")
+        }
+        let state = try State(persisted: o.required("state"), path: "state")
+        try self.init(restoring: o.string("id"), name: o.string("name"), spec: spec, settings: settings, state: state,
+                      revision: o.int("revision"), advancedToMs: o.int64("advanced_to_ms"), lastChangeMs: o.int64("last_change_ms"))
+    }
+
+    /// A persisted machine's parts, checked as `init(from:)` checks them: the spec still
+    /// compiles and the run's segment is inside the program.
+    init(restoring id: String, name: String, spec: TimerSpec, settings: TimerSettings, state: State,
+         revision: Int, advancedToMs: Millis, lastChangeMs: Millis) throws(PersistedMachineError) {
+        let program: Program
+        do throws(SpecError) {
+            program = try spec.compile()
+        } catch {
+            throw PersistedMachineError(path: "spec", problem: "persisted spec no longer valid: \(error.message)")
+        }
+        let runIndex: Int? = switch state {
+        case .idle, .scheduled: nil
+        case .running(let run), .paused(let run, _), .expired(let run, _): run.index
+        case .finished(let ended), .cancelled(let ended): ended.run?.index
+        }
+        if let runIndex, !program.segments.indices.contains(runIndex) {
+            throw PersistedMachineError(path: "state", problem: "segment \(runIndex) is outside the program (\(program.count) segments)")
+        }
+        self.id = id
+        self.name = name
+        self.spec = spec
+        self.program = program
+        self.settings = settings
+        self.state = state
+        self.revision = revision
+        self.advancedToMs = advancedToMs
+        self.lastChangeMs = lastChangeMs
+    }
+}
+
+/// A persisted machine that cannot be read: where, and what is wrong.
+public struct PersistedMachineError: Error, CustomStringConvertible, Equatable {
+    /// The member, e.g. `state.running.run.index`.
+    public var path: String
+    public var problem: String
+    public var description: String { path.isEmpty ? problem : "\(path): \(problem)" }
+}
+
+/// The members of one persisted object, with errors naming their path.
+struct PersistedReader {
+    let members: [String: JSONValue]
+    let path: String
+
+    init(_ value: JSONValue, path: String) throws(PersistedMachineError) {
+        guard case .object(let members) = value else {
+            throw PersistedMachineError(path: path, problem: "expected an object")
+        }
+        self.members = members
+        self.path = path
+    }
+
+    func at(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+    /// The member, nil when absent or null (what `decodeIfPresent` treats as absent).
+    func optional(_ key: String) -> JSONValue? {
+        guard let value = members[key], !value.isNull else { return nil }
+        return value
+    }
+
+    func required(_ key: String) throws(PersistedMachineError) -> JSONValue {
+        guard let value = members[key] else { throw PersistedMachineError(path: at(key), problem: "missing") }
+        return value
+    }
+
+    func object(_ key: String) throws(PersistedMachineError) -> PersistedReader {
+        try PersistedReader(required(key), path: at(key))
+    }
+
+    func optionalInt64(_ key: String) throws(PersistedMachineError) -> Int64? {
+        guard let value = optional(key) else { return nil }
+        guard let int = value.int64 else { throw PersistedMachineError(path: at(key), problem: "expected a whole number") }
+        return int
+    }
+
+    func optionalInt(_ key: String) throws(PersistedMachineError) -> Int? {
+        try optionalInt64(key).map { v throws(PersistedMachineError) in
+            guard let int = Int(exactly: v) else { throw PersistedMachineError(path: at(key), problem: "out of range") }
+            return int
+        }
+    }
+
+    func int64(_ key: String) throws(PersistedMachineError) -> Int64 {
+        guard let value = try optionalInt64(key) else { throw PersistedMachineError(path: at(key), problem: "missing") }
+        return value
+    }
+
+    func int(_ key: String) throws(PersistedMachineError) -> Int {
+        guard let value = try optionalInt(key) else { throw PersistedMachineError(path: at(key), problem: "missing") }
+        return value
+    }
+
+    func optionalString(_ key: String) throws(PersistedMachineError) -> String? {
+        guard let value = optional(key) else { return nil }
+        guard case .string(let text) = value else { throw PersistedMachineError(path: at(key), problem: "expected a string") }
+        return text
+    }
+
+    func string(_ key: String) throws(PersistedMachineError) -> String {
+        guard let value = try optionalString(key) else { throw PersistedMachineError(path: at(key), problem: "missing") }
+        return value
+    }
+
+    func optionalBool(_ key: String) throws(PersistedMachineError) -> Bool? {
+        guard let value = optional(key) else { return nil }
+        guard case .bool(let flag) = value else { throw PersistedMachineError(path: at(key), problem: "expected true or false") }
+        return flag
+    }
+
+    func bool(_ key: String) throws(PersistedMachineError) -> Bool {
+        guard let value = try optionalBool(key) else { throw PersistedMachineError(path: at(key), problem: "missing") }
+        return value
+    }
+
+    func optionalArray(_ key: String) throws(PersistedMachineError) -> [JSONValue]? {
+        guard let value = optional(key) else { return nil }
+        guard case .array(let elements) = value else { throw PersistedMachineError(path: at(key), problem: "expected a list") }
+        return elements
+    }
+
+    func optionalInts(_ key: String) throws(PersistedMachineError) -> [Int]? {
+        try optionalArray(key).map { elements throws(PersistedMachineError) in
+            var out: [Int] = []
+            for (index, element) in elements.enumerated() {
+                guard let int = element.int else { throw PersistedMachineError(path: "\(at(key))[\(index)]", problem: "expected a whole number") }
+                out.append(int)
+            }
+            return out
+        }
+    }
+
+    func optionalStrings(_ key: String) throws(PersistedMachineError) -> [String]? {
+        try optionalArray(key).map { elements throws(PersistedMachineError) in
+            var out: [String] = []
+            for (index, element) in elements.enumerated() {
+                guard case .string(let text) = element else { throw PersistedMachineError(path: "\(at(key))[\(index)]", problem: "expected a string") }
+                out.append(text)
+            }
+            return out
+        }
+    }
+
+    func rawValue<T: RawRepresentable>(_ key: String, as type: T.Type) throws(PersistedMachineError) -> T? where T.RawValue == String {
+        guard let text = try optionalString(key) else { return nil }
+        guard let value = T(rawValue: text) else { throw PersistedMachineError(path: at(key), problem: "unknown value \"\(text)\"") }
+        return value
+    }
+}
+
+extension TimerSpec {
+    init(persisted json: JSONValue, path: String) throws(PersistedMachineError) {
+        let o = try PersistedReader(json, path: path)
+        guard let kind = try o.rawValue("kind", as: TimerKind.self) else { throw PersistedMachineError(path: o.at("kind"), problem: "missing") }
+        self.init(kind: kind)
+        workMs = try o.optionalInt64("work_ms")
+        restMs = try o.optionalInt64("rest_ms")
+        rounds = try o.optionalInt("rounds")
+        prepareMs = try o.optionalInt64("prepare_ms")
+        sets = try o.optionalInt("sets")
+        setRestMs = try o.optionalInt64("set_rest_ms")
+        exercises = try o.optionalStrings("exercises")
+        cooldownMs = try o.optionalInt64("cooldown_ms")
+        skipLastRest = try o.bool("skip_last_rest")
+        durationMs = try o.optionalInt64("duration_ms")
+        exercise = try o.optionalString("exercise")
+        next = try o.optionalString("next")
+        label = try o.optionalString("label")
+        targetMs = try o.optionalInt64("target_ms")
+        segments = try o.optionalArray("segments").map { elements throws(PersistedMachineError) in
+            var out: [Segment] = []
+            for (index, element) in elements.enumerated() {
+                out.append(try Segment(persisted: element, path: "\(o.at("segments"))[\(index)]"))
+            }
+            return out
+        }
+        ack = try o.bool("ack")
+        hrSource = try o.optionalString("hr_source")
+        alertIntervalMs = try o.optionalInt64("alert_interval_ms")
+        autoDismissMs = try o.optionalInt64("auto_dismiss_ms")
+        cues = try o.optionalInts("cues")
+        preset = try o.optionalString("preset")
+    }
+}
+
+extension Segment {
+    init(persisted json: JSONValue, path: String) throws(PersistedMachineError) {
+        let o = try PersistedReader(json, path: path)
+        guard let kind = try o.rawValue("kind", as: SegmentKind.self) else { throw PersistedMachineError(path: o.at("kind"), problem: "missing") }
+        self.init(kind: kind, durationMs: try o.optionalInt64("duration_ms"), label: try o.optionalString("label"),
+                  round: try o.int("round"), set: try o.int("set"))
+    }
+}
+
+extension TimerSettings {
+    /// Missing members take their defaults, as in `init(from:)`.
+    init(persisted json: JSONValue, path: String) throws(PersistedMachineError) {
+        let o = try PersistedReader(json, path: path)
+        let defaults = TimerSettings()
+        self.init(lagWindowMs: try o.optionalInt64("lag_window_ms") ?? defaults.lagWindowMs,
+                  cues: try o.optionalInts("cues") ?? defaults.cues,
+                  alertIntervalMs: try o.optionalInt64("alert_interval_ms") ?? defaults.alertIntervalMs,
+                  autoDismissMs: try o.optionalInt64("auto_dismiss_ms") ?? defaults.autoDismissMs,
+                  backWindowMs: try o.optionalInt64("back_window_ms") ?? defaults.backWindowMs,
+                  halfwayMinimumMs: try o.optionalInt64("halfway_minimum_ms") ?? defaults.halfwayMinimumMs)
+    }
+}
+
+extension TimerMachine.State {
+    /// The synthesized enum form: `{"case": {labels...}}`, an unlabelled value under `_0`.
+    init(persisted json: JSONValue, path: String) throws(PersistedMachineError) {
+        let outer = try PersistedReader(json, path: path)
+        guard outer.members.count == 1, let name = outer.members.keys.first else {
+            throw PersistedMachineError(path: path, problem: "expected one state, got \(outer.members.count) members")
+        }
+        let o = try outer.object(name)
+        switch name {
+        case "idle": self = .idle
+        case "scheduled": self = .scheduled(startAtMs: try o.int64("startAtMs"))
+        case "running": self = .running(run: try TimerMachine.Run(persisted: o.required("run"), path: o.at("run")))
+        case "paused":
+            self = .paused(run: try TimerMachine.Run(persisted: o.required("run"), path: o.at("run")), pausedAtMs: try o.int64("pausedAtMs"))
+        case "expired":
+            self = .expired(run: try TimerMachine.Run(persisted: o.required("run"), path: o.at("run")), sinceMs: try o.int64("sinceMs"))
+        case "finished": self = .finished(try TimerMachine.Ended(persisted: o.required("_0"), path: o.at("_0")))
+        case "cancelled": self = .cancelled(try TimerMachine.Ended(persisted: o.required("_0"), path: o.at("_0")))
+        default: throw PersistedMachineError(path: path, problem: "unknown state \"\(name)\"")
+        }
+    }
+}
+
+extension TimerMachine.Run {
+    init(persisted json: JSONValue, path: String) throws(PersistedMachineError) {
+        let o = try PersistedReader(json, path: path)
+        self.init(index: try o.int("index"), segmentStartMs: try o.int64("segmentStartMs"), durationMs: try o.optionalInt64("durationMs"),
+                  startedAtMs: try o.int64("startedAtMs"), activeMs: try o.int64("activeMs"), activeSinceMs: try o.int64("activeSinceMs"),
+                  halfwayDone: try o.bool("halfwayDone"), overtime: try o.bool("overtime"), snoozed: try o.bool("snoozed"))
+    }
+}
+
+extension TimerMachine.Ended {
+    init(persisted json: JSONValue, path: String) throws(PersistedMachineError) {
+        let o = try PersistedReader(json, path: path)
+        self.init(atMs: try o.int64("atMs"),
+                  run: try o.optional("run").map { v throws(PersistedMachineError) in try TimerMachine.Run(persisted: v, path: o.at("run")) },
+                  segmentElapsedMs: try o.int64("segmentElapsedMs"), remainingMs: try o.optionalInt64("remainingMs"),
+                  reason: try o.rawValue("reason", as: FinishReason.self))
+    }
+}
