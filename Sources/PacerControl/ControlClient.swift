@@ -194,7 +194,7 @@ public final class ControlClient: Sendable {
         if message.topic == replyTopic {
             // MQTT 5: the correlation data is our request id; 3.1.1 (or a node that drops
             // it): the echoed "id".
-            let json = try? JSONDecoder().decode(JSONValue.self, from: Data(message.payload))
+            let json = try? JSONValue.parse(message.payload)
             let id = message.properties.correlationData.flatMap { String(validating: $0, as: UTF8.self) } ?? json?["id"]?.string
             if let id, let json, let waiter = state.withLock({ $0.waiters[id] }) {
                 waiter.yield(json)

@@ -249,7 +249,7 @@ public struct WatchModel: Sendable {
                 timers[id] = nil
                 return
             }
-            if let json = try? JSONDecoder().decode(JSONValue.self, from: Data(payload)), let timer = WatchTimer(state: json) {
+            if let json = try? JSONValue.parse(payload), let timer = WatchTimer(state: json) {
                 // A retained state that arrives late must not replace a newer one.
                 if let known = timers[id], known.revision > timer.revision { return }
                 timers[id] = timer
@@ -271,7 +271,7 @@ public struct WatchModel: Sendable {
         guard topic.hasPrefix(prefix), topic.hasSuffix(suffix), topic.count > prefix.count + suffix.count else { return false }
         let id = String(topic.dropFirst(prefix.count).dropLast(suffix.count))
         if let shown, shown != id { return false }
-        guard let event = try? JSONDecoder().decode(JSONValue.self, from: Data(payload)),
+        guard let event = try? JSONValue.parse(payload),
               let type = event["type"]?.string, ["countdown", "phase", "expired", "alert", "finished"].contains(type),
               let due = event["due_ms"]?.int64
         else { return false }

@@ -388,7 +388,7 @@ extension Pacer {
             await value(within: timeout) {
                 for await update in client.updates {
                     if case .message(topic, let payload, _) = update, !payload.isEmpty {
-                        return try? JSONDecoder().decode(JSONValue.self, from: Data(payload))
+                        return try? JSONValue.parse(payload)
                     }
                 }
                 return nil

@@ -38,7 +38,11 @@ struct BadInputTests {
         let countdown = #""spec":{"kind":"countdown","duration":"1m"}"#
         var cases: [BadInput] = [
             // Malformed JSON.
-            .init("truncated JSON", #"{"action":"#, "bad_json"),
+            .init("truncated JSON", #"{"action":"#, "bad_json", mentions: "end of input at byte 10"),
+            .init("a trailing comma", #"{"action":"pause",}"#, timer: "keep", "bad_json", mentions: "trailing comma"),
+            .init("a key given twice", #"{"action":"pause","action":"resume"}"#, timer: "keep", "bad_json", mentions: "appears twice"),
+            .init("nesting 513 levels deep", #"{"action":"pause","x":"# + String(repeating: "[", count: 512),
+                  timer: "keep", "bad_json", mentions: "deeper than 512"),
             .init("a JSON array", "[1,2,3]", "bad_json"),
             .init("a JSON string", #""start""#, "bad_json"),
             .init("null", "null", "bad_json"),
@@ -93,6 +97,9 @@ struct BadInputTests {
             .init("ack a paused timer", "ack", timer: "keep", "invalid_state", mentions: "keep"),
             .init("pause an unknown timer", "pause", timer: "nosuch", "unknown_timer", mentions: "nosuch"),
         ]
+        var invalidUTF8 = BadInput("invalid UTF-8 in JSON", "", "bad_json", mentions: "invalid UTF-8 at byte 29")
+        invalidUTF8.payload = Array(#"{"action":"create","timer":""#.utf8) + [0x6B, 0xFF, 0xFE] + Array(#"",\#(countdown)}"#.utf8)
+        cases.append(invalidUTF8)
         // Timer ids outside [a-z0-9][a-z0-9_-]{0,63}, including topic characters.
         for id in ["Kitchen", "-lead", "_under", "a b", "a/b", "a+b", "a#b", "a.b", "küche", "", String(repeating: "a", count: 65)] {
             let escaped = JSONValue.string(id).description

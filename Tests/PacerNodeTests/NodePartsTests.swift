@@ -273,6 +273,37 @@ import Testing
         #expect(parser.requestID(in: Array(#"{"action":"x","id":"r9"}"#.utf8)) == "r9")
     }
 
+    @Test("JSON is read by JSONValue.parse: its reason and byte in the message; white space around it as before")
+    func jsonErrorsAndWhiteSpace() throws {
+        #expect(error(#"{"action":"pause""#)?.message
+                == #"the command is not valid JSON (unexpected end of input at byte 17; expected ',' or '}'); send an object like {"action":"pause","id":"r1"}"#)
+        #expect(error(#" {"action":"pause",}"#)?.message.contains("trailing comma at byte 18") == true)
+        // A key given twice is refused, not resolved (Foundation kept the first value).
+        let twice = error(#"{"action":"pause","action":"cancel"}"#)
+        #expect(twice?.code == .badJSON)
+        #expect(twice?.message == #"the command is ambiguous: the key "action" appears twice (byte 18); send each key once"#)
+        // Invalid UTF-8 is refused where it is, not read with U+FFFD in its place.
+        let bytes = Array(#"{"action":"create","timer":"k"#.utf8) + [0xFF, 0xFE] + Array(#"","spec":{"kind":"stopwatch"}}"#.utf8)
+        func failure<T>(_ result: Result<T, ReplyError>) -> ReplyError? {
+            if case .failure(let error) = result { return error }
+            return nil
+        }
+        let refused = failure(parser.parse(bytes, timerID: nil))
+        #expect(refused?.code == .badJSON)
+        #expect(refused?.message.contains("invalid UTF-8 at byte 29") == true, "\(String(describing: refused))")
+        // Unicode white space around a command (and vertical tab, form feed) is still trimmed.
+        for text in ["\u{A0}{\"action\":\"pause\"}\u{2028}", "\u{B}{\"action\":\"pause\"}\u{C}", "\r\n\t {\"action\":\"pause\"} \n"] {
+            #expect(try parse(text).get().request == .timer(id: "main", operation: .pause, spec: nil, name: nil), "\(text.debugDescription)")
+        }
+        #expect(error("\u{A0}{\"action\":\"pause\"\u{A0}")?.message.contains("unexpected end of input") == true)
+        // The clock topic: the reason too.
+        let clock = failure(parser.parseTimeRequest(Array(#"{"id":"a","id":"b"}"#.utf8), topic: "pacer/n/time"))
+        #expect(clock?.code == .badJSON)
+        #expect(clock?.message.contains(#"the key "id" appears twice"#) == true, "\(String(describing: clock))")
+        #expect(try parser.parseTimeRequest(Array("  {\"id\":\"s1\"} ".utf8), topic: "t").get() == "s1")
+        #expect(parser.requestID(in: Array(#"{"id":"r9","action":"pause",}"#.utf8)) == nil)
+    }
+
     @Test func nodeTopicNeedsATimerForTimerActions() {
         #expect(error(#"{"action":"pause"}"#, timer: nil)?.code == .invalidArgument)
     }

@@ -75,7 +75,7 @@ public struct CommandParser: Sendable {
 
     /// The request id of a payload that fails to parse, so the error reply can still echo it.
     public func requestID(in payload: [UInt8]) -> String? {
-        guard payload.count <= maxPayloadBytes, case .object(let o)? = try? JSONDecoder().decode(JSONValue.self, from: Data(payload)),
+        guard payload.count <= maxPayloadBytes, case .object(let o)? = try? JSONValue.parse(payload),
               case .string(let id)? = o["id"] else { return nil }
         return id
     }
@@ -85,17 +85,18 @@ public struct CommandParser: Sendable {
         guard payload.count <= maxPayloadBytes else {
             return .failure(.init(.payloadTooLarge, "the command is \(payload.count) bytes; the limit is \(maxPayloadBytes) bytes"))
         }
-        let text = String(decoding: payload, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        if text.isEmpty {
-            return .failure(.init(.badJSON, "the command is empty; send JSON like {\"action\":\"start\"}" + (topicTimer != nil ? " or a word like start" : "")))
-        }
-        if let topicTimer, let first = text.first, !"{[\"".contains(first) {
-            return parseWord(text, timer: topicTimer)
-        }
         let json: JSONValue
-        do {
-            json = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
-        } catch {
+        switch Self.content(of: payload, wordsFor: topicTimer) {
+        case .empty:
+            return .failure(.init(.badJSON, "the command is empty; send JSON like {\"action\":\"start\"}" + (topicTimer != nil ? " or a word like start" : "")))
+        case .word(let text, let timer):
+            return parseWord(text, timer: timer)
+        case .json(.success(let value)):
+            json = value
+        case .json(.failure(let error)):
+            if case .duplicateKey = error.reason {
+                return .failure(.init(.badJSON, "the command is ambiguous: \(error); send each key once"))
+            }
             return .failure(.init(.badJSON, "the command is not valid JSON (\(Self.describe(error))); send an object like {\"action\":\"pause\",\"id\":\"r1\"}"))
         }
         guard case .object(let object) = json else {
@@ -114,11 +115,14 @@ public struct CommandParser: Sendable {
         guard payload.count <= maxPayloadBytes else {
             return .failure(.init(.payloadTooLarge, "the request is \(payload.count) bytes; the limit is \(maxPayloadBytes) bytes"))
         }
-        let text = String(decoding: payload, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        if text.isEmpty { return .success(nil) }
         let example = "send an empty message or {\"id\":\"sync-1\"} on \(topic)"
-        guard case .object(let o)? = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else {
-            return .failure(.init(.badJSON, "a clock request must be empty or a JSON object; \(example)"))
+        let o: [String: JSONValue]
+        switch Self.content(of: payload, wordsFor: nil) {
+        case .empty: return .success(nil)
+        case .json(.success(.object(let object))): o = object
+        case .json(.failure(let error)):
+            return .failure(.init(.badJSON, "a clock request must be empty or a JSON object (\(error)); \(example)"))
+        case .word, .json: return .failure(.init(.badJSON, "a clock request must be empty or a JSON object; \(example)"))
         }
         do {
             let id = try Self.optionalString(o, "id", maxLength: 128)
@@ -308,7 +312,37 @@ public struct CommandParser: Sendable {
         return try optionalInt(o, key, range: 0...4_102_444_800_000)
     }
 
+    /// What a payload holds, white space (Unicode's, as `trimmingCharacters` sees it) around it
+    /// left out.
+    enum Content {
+        case empty
+        /// Text that does not start with `{`, `[` or `"` on the topic of `timer`: a plain word.
+        case word(String, timer: String)
+        case json(Result<JSONValue, JSONParseError>)
+    }
+
+    /// Reads a payload: a plain word (on a timer's topic, `wordsFor`), or JSON read from the
+    /// bytes as they came.
+    static func content(of payload: [UInt8], wordsFor timer: String?) -> Content {
+        // The usual case, JSON with at most JSON's own white space around it: parsed as it is,
+        // with no String made first (error offsets are then the payload's own).
+        let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 }
+        if let first = payload.firstIndex(where: { !isSpace($0) }), let last = payload.lastIndex(where: { !isSpace($0) }),
+           [UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: "\"")].contains(payload[first]),
+           [UInt8(ascii: "}"), UInt8(ascii: "]"), UInt8(ascii: "\"")].contains(payload[last]) {
+            return .json(Result { () throws(JSONParseError) in try JSONValue.parse(payload) })
+        }
+        let text = String(decoding: payload, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let first = text.first else { return .empty }
+        if let timer, !"{[\"".contains(first) { return .word(text, timer: timer) }
+        // Invalid UTF-8 reaches the parser as it came, so it is refused ("invalid UTF-8 at byte
+        // 12"), not read with U+FFFD in place of the bytes.
+        let bytes = String(validating: payload, as: UTF8.self) == nil ? payload : Array(text.utf8)
+        return .json(Result { () throws(JSONParseError) in try JSONValue.parse(bytes) })
+    }
+
     static func describe(_ error: any Error) -> String {
+        if let parse = error as? JSONParseError { return parse.description }
         if let decoding = error as? DecodingError {
             switch decoding {
             case .dataCorrupted(let context): return context.underlyingError.map { "\($0.localizedDescription)" } ?? context.debugDescription
