@@ -216,6 +216,8 @@ private struct JSONParser {
                     current = .object([:])
                 } else {
                     var frame = Frame(isObject: true)
+                    // Room for the members of a typical command's objects: no regrowth, no rehash.
+                    frame.members.reserveCapacity(8)
                     (frame.key, frame.keyOffset) = try key(orClosing: true)
                     stack.append(frame)
                     continue

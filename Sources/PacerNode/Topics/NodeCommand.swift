@@ -326,10 +326,11 @@ public struct CommandParser: Sendable {
     static func content(of payload: [UInt8], wordsFor timer: String?) -> Content {
         // The usual case, JSON with at most JSON's own white space around it: parsed as it is,
         // with no String made first (error offsets are then the payload's own).
-        let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 }
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 }
+        func opens(_ byte: UInt8) -> Bool { byte == UInt8(ascii: "{") || byte == UInt8(ascii: "[") || byte == UInt8(ascii: "\"") }
+        func closes(_ byte: UInt8) -> Bool { byte == UInt8(ascii: "}") || byte == UInt8(ascii: "]") || byte == UInt8(ascii: "\"") }
         if let first = payload.firstIndex(where: { !isSpace($0) }), let last = payload.lastIndex(where: { !isSpace($0) }),
-           [UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: "\"")].contains(payload[first]),
-           [UInt8(ascii: "}"), UInt8(ascii: "]"), UInt8(ascii: "\"")].contains(payload[last]) {
+           opens(payload[first]), closes(payload[last]) {
             return .json(Result { () throws(JSONParseError) in try JSONValue.parse(payload) })
         }
         let text = String(decoding: payload, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
