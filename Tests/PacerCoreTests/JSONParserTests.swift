@@ -105,6 +105,22 @@ struct JSONParserTests {
             #expect(JSONDifferential.foundation(bytes) == foundationValue, "\(text)")
             #expect(throws: JSONParseError(.duplicateKey(key), at: offset)) { try JSONValue.parse(bytes) }
         }
+        // Found by the json fuzz target: Foundation never reads the value of the second key, so
+        // anything malformed there passes it. We refuse, naming what is malformed.
+        let prefix = Array(#"{"action":"time","action":"#.utf8)
+        let hidden: [([UInt8], JSONParseError.Reason, Int)] = [
+            (prefix + Array(#""ex"#.utf8) + [0x1E] + Array(#"plode"}"#.utf8), .controlCharacterInString(0x1E), prefix.count + 3),
+            (prefix + [0x22, 0xFF, 0x22, 0x7D], .invalidUTF8, prefix.count + 1),
+            (prefix + Array(#""\ud800"}"#.utf8), .unpairedSurrogate, prefix.count + 1),
+            (prefix + Array(#""\q"}"#.utf8), .invalidEscape, prefix.count + 1),
+            (prefix + Array("1e309}".utf8), .numberOutOfRange, prefix.count),
+            (prefix + Array("01}".utf8), .leadingZero, prefix.count),
+            (prefix + Array("-}".utf8), .unexpectedCharacter(UInt8(ascii: "}"), expected: "a digit"), prefix.count + 1),
+        ]
+        for (bytes, reason, offset) in hidden {
+            #expect(JSONDifferential.foundation(bytes) == ["action": "time"], "\(String(decoding: bytes, as: UTF8.self).debugDescription)")
+            #expect(throws: JSONParseError(reason, at: offset)) { try JSONValue.parse(bytes) }
+        }
         // Foundation accepts one comma before a closing bracket; we refuse it.
         for (text, comma, value) in [("[1,]", 2, [1] as JSONValue), (#"{"a":1,}"#, 6, ["a": 1]), ("[[1,],]", 3, [[1]]), ("[1 ,\n]", 3, [1])] {
             #expect(JSONDifferential.foundation(Array(text.utf8)) == value, "\(text)")
