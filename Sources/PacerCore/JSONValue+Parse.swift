@@ -5,8 +5,9 @@
 // differences, each deliberate:
 //
 // - A key that appears twice in one object is an error. Foundation keeps the first value and
-//   drops the second without a word (`{"action":"time","action":"delete"}` is `time`), while
-//   Python and JavaScript keep the last: a command that means two things is refused instead.
+//   drops the second without a word (`{"action":"time","action":"delete"}` is `time`), without
+//   even checking it (a raw control character, invalid UTF-8, `\ud800`, `01` or `-` there passes),
+//   while Python and JavaScript keep the last: a command that means two things is refused instead.
 //   Keys are compared as Swift strings (canonical equivalence), so `"é"` and `"e\u0301"` are the
 //   same key here, as they are in Foundation's dictionary.
 // - A trailing comma (`[1,]`, `{"a":1,}`) is an error, as RFC 8259 says. Foundation accepts one
@@ -19,7 +20,7 @@
 // allows a reader to ignore it); anywhere else it is an unexpected character. At most 512
 // containers may nest (the 513th is refused). Integers in the Int64 range are exact;
 // every other number is the correctly rounded Double; a number beyond Double's range is an
-// error; one too small for it is 0. `-0` is 0.
+// error; one too small for it is 0. `-0` is 0 (`-0.0` is -0.0, which equals 0).
 
 /// Why bytes are not a JSON text, and where: a message a person can act on.
 ///
@@ -144,7 +145,8 @@ extension JSONValue {
     ///
     /// - Parameters:
     ///   - bytes: the JSON text.
-    ///   - maxDepth: how many arrays and objects may nest; the default is Foundation's.
+    ///   - maxDepth: how many arrays and objects may nest; the default is Foundation's. Reading
+    ///     uses no recursion, but Swift frees a nested value recursively: keep it in the hundreds.
     /// - Throws: `JSONParseError`, with the byte offset and the reason.
     public static func parse(_ bytes: [UInt8], maxDepth: Int = 512) throws(JSONParseError) -> JSONValue {
         try bytes.withUnsafeBufferPointer { buffer in
