@@ -464,11 +464,12 @@ private struct JSONParser {
         throw JSONParseError(.unterminatedString, at: start)
     }
 
-    /// The 4 hex digits at `index` of the `\u` escape at `escape`.
+    /// The 4 hex digits at `index` of the `\u` escape at `escape`. A byte that is not one makes
+    /// it an invalid escape even where the input ends early (`"\u1"` ends the string).
     func hex4(at index: Int, escape: Int, start: Int) throws(JSONParseError) -> UInt16 {
-        guard index + 4 <= bytes.count else { throw JSONParseError(.unterminatedString, at: start) }
         var value: UInt16 = 0
         for offset in 0..<4 {
+            guard index + offset < bytes.count else { throw JSONParseError(.unterminatedString, at: start) }
             let byte = bytes[index + offset]
             let digit: UInt8
             switch byte {

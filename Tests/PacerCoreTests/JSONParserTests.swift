@@ -113,6 +113,7 @@ struct JSONParserTests {
             (prefix + [0x22, 0xFF, 0x22, 0x7D], .invalidUTF8, prefix.count + 1),
             (prefix + Array(#""\ud800"}"#.utf8), .unpairedSurrogate, prefix.count + 1),
             (prefix + Array(#""\q"}"#.utf8), .invalidEscape, prefix.count + 1),
+            (prefix + Array(#""\ud\u!"}"#.utf8), .invalidEscape, prefix.count + 1),  // Foundation skips 4 bytes after \u
             (prefix + Array("1e309}".utf8), .numberOutOfRange, prefix.count),
             (prefix + Array("01}".utf8), .leadingZero, prefix.count),
             (prefix + Array("-}".utf8), .unexpectedCharacter(UInt8(ascii: "}"), expected: "a digit"), prefix.count + 1),
@@ -243,6 +244,8 @@ struct JSONParserTests {
         #expect(message(#"["\ud800"]"#) == "unpaired UTF-16 surrogate escape at byte 2")
         #expect(message(#"["ab\ud83d\u0041"]"#) == "unpaired UTF-16 surrogate escape at byte 4")
         #expect(message(#"["\q"]"#).hasPrefix("invalid escape at byte 2; the escapes are"))
+        #expect(message(#""\u1""#).hasPrefix("invalid escape at byte 1;"))
+        #expect(message(#""\u12"#) == "unterminated string starting at byte 0")
         #expect(message([0x5B, 0x22, 0x61, 0xFF, 0x22, 0x5D]) == "invalid UTF-8 at byte 3")
         #expect(message(Array(#"["a\n"#.utf8) + [0xE2, 0x82, 0x22, 0x5D]) == "invalid UTF-8 at byte 5")
         #expect(message([0x22, 0xF0, 0x9F, 0x98, 0x80, 0xED, 0xA0, 0x80, 0x22]) == "invalid UTF-8 at byte 5")
