@@ -343,9 +343,7 @@ final class MQTTClientCore: @unchecked Sendable {
     }
 
     /// TCP_CORK on the broker socket (fails harmlessly on a socket that is not TCP).
-    static let xnocork = getenv("XNOCORK") != nil  // EXPERIMENT
     private func setCork(_ socket: Int32, _ on: Bool) {
-        if Self.xnocork { return }  // EXPERIMENT
         var value: Int32 = on ? 1 : 0
         _ = setsockopt(socket, Int32(IPPROTO_TCP), TCP_CORK, &value, socklen_t(MemoryLayout<Int32>.size))
     }
