@@ -277,3 +277,184 @@ extension TimerMachine.Ended {
                   reason: try o.rawValue("reason", as: FinishReason.self))
     }
 }
+
+// MARK: - Writing
+
+extension TimerMachine {
+    /// The machine as `encode(to:)` writes it (compact, keys sorted), written directly: every
+    /// accepted command writes its timer, and `JSONEncoder` was a tenth of a command's cost.
+    /// Integers are written exactly (not through `JSONValue`'s Double). `JSONDecoder` reads
+    /// these bytes back to the same machine (PersistedMachineTests, PropertyTests).
+    public var persistedBytes: [UInt8] {
+        var w = PersistedWriter()
+        w.object {
+            $0.int("advanced_to_ms", advancedToMs)
+            $0.string("id", id)
+            $0.int("last_change_ms", lastChangeMs)
+            $0.string("name", name)
+            $0.int("revision", Int64(revision))
+            $0.member("settings") { settings.write(into: &$0) }
+            $0.member("spec") { spec.writePersisted(into: &$0) }
+            $0.member("state") { state.write(into: &$0) }
+            $0.int("version", Int64(TimerMachine.codingVersion))
+        }
+        return w.out
+    }
+}
+
+/// Writes JSON objects member by member; the caller gives the members in sorted key order and
+/// leaves nil ones out (as the synthesized `encodeIfPresent` does).
+struct PersistedWriter {
+    var out: [UInt8] = []
+    private var first = true
+
+    init() { out.reserveCapacity(640) }
+
+    mutating func object(_ body: (inout PersistedWriter) -> Void) {
+        out.append(UInt8(ascii: "{"))
+        let outer = first
+        first = true
+        body(&self)
+        first = outer
+        out.append(UInt8(ascii: "}"))
+    }
+
+    mutating func member(_ key: StaticString, _ value: (inout PersistedWriter) -> Void) {
+        if !first { out.append(UInt8(ascii: ",")) }
+        first = false
+        out.append(UInt8(ascii: "\""))
+        key.withUTF8Buffer { out.append(contentsOf: $0) }
+        out += "\":".utf8
+        value(&self)
+    }
+
+    mutating func int(_ key: StaticString, _ value: Int64?) {
+        guard let value else { return }
+        member(key) { JSONValue.writeInteger(value, into: &$0.out) }
+    }
+
+    mutating func int(_ key: StaticString, _ value: Int?) { int(key, value.map(Int64.init)) }
+
+    mutating func string(_ key: StaticString, _ value: String?) {
+        guard let value else { return }
+        member(key) { JSONValue.writeString(value, into: &$0.out) }
+    }
+
+    mutating func bool(_ key: StaticString, _ value: Bool) {
+        member(key) { $0.out += (value ? "true" : "false").utf8 }
+    }
+
+    mutating func ints(_ key: StaticString, _ values: [Int]?) {
+        guard let values else { return }
+        member(key) { w in w.array(values) { JSONValue.writeInteger(Int64($1), into: &$0.out) } }
+    }
+
+    mutating func array<T>(_ elements: [T], _ write: (inout PersistedWriter, T) -> Void) {
+        out.append(UInt8(ascii: "["))
+        for (index, element) in elements.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            write(&self, element)
+        }
+        out.append(UInt8(ascii: "]"))
+    }
+}
+
+extension TimerSettings {
+    func write(into w: inout PersistedWriter) {
+        w.object {
+            $0.int("alert_interval_ms", alertIntervalMs)
+            $0.int("auto_dismiss_ms", autoDismissMs)
+            $0.int("back_window_ms", backWindowMs)
+            $0.ints("cues", cues)
+            $0.int("halfway_minimum_ms", halfwayMinimumMs)
+            $0.int("lag_window_ms", lagWindowMs)
+        }
+    }
+}
+
+extension TimerSpec {
+    func writePersisted(into w: inout PersistedWriter) {
+        w.object {
+            $0.bool("ack", ack)
+            $0.int("alert_interval_ms", alertIntervalMs)
+            $0.int("auto_dismiss_ms", autoDismissMs)
+            $0.int("cooldown_ms", cooldownMs)
+            $0.ints("cues", cues)
+            $0.int("duration_ms", durationMs)
+            $0.string("exercise", exercise)
+            if let exercises { $0.member("exercises") { w in w.array(exercises) { JSONValue.writeString($1, into: &$0.out) } } }
+            $0.string("hr_source", hrSource)
+            $0.string("kind", kind.rawValue)
+            $0.string("label", label)
+            $0.string("next", next)
+            $0.int("prepare_ms", prepareMs)
+            $0.string("preset", preset)
+            $0.int("rest_ms", restMs)
+            $0.int("rounds", rounds)
+            if let segments { $0.member("segments") { w in w.array(segments) { $1.write(into: &$0) } } }
+            $0.int("set_rest_ms", setRestMs)
+            $0.int("sets", sets)
+            $0.bool("skip_last_rest", skipLastRest)
+            $0.int("target_ms", targetMs)
+            $0.int("work_ms", workMs)
+        }
+    }
+}
+
+extension Segment {
+    func write(into w: inout PersistedWriter) {
+        w.object {
+            $0.int("duration_ms", durationMs)
+            $0.string("kind", kind.rawValue)
+            $0.string("label", label)
+            $0.int("round", round)
+            $0.int("set", set)
+        }
+    }
+}
+
+extension TimerMachine.State {
+    func write(into w: inout PersistedWriter) {
+        w.object {
+            switch self {
+            case .idle: $0.member("idle") { $0.object { _ in } }
+            case .scheduled(let startAtMs): $0.member("scheduled") { $0.object { $0.int("startAtMs", startAtMs) } }
+            case .running(let run): $0.member("running") { $0.object { w in w.member("run") { run.write(into: &$0) } } }
+            case .paused(let run, let pausedAtMs):
+                $0.member("paused") { $0.object { w in w.int("pausedAtMs", pausedAtMs); w.member("run") { run.write(into: &$0) } } }
+            case .expired(let run, let sinceMs):
+                $0.member("expired") { $0.object { w in w.member("run") { run.write(into: &$0) }; w.int("sinceMs", sinceMs) } }
+            case .finished(let ended): $0.member("finished") { $0.object { w in w.member("_0") { ended.write(into: &$0) } } }
+            case .cancelled(let ended): $0.member("cancelled") { $0.object { w in w.member("_0") { ended.write(into: &$0) } } }
+            }
+        }
+    }
+}
+
+extension TimerMachine.Run {
+    func write(into w: inout PersistedWriter) {
+        w.object {
+            $0.int("activeMs", activeMs)
+            $0.int("activeSinceMs", activeSinceMs)
+            $0.int("durationMs", durationMs)
+            $0.bool("halfwayDone", halfwayDone)
+            $0.int("index", index)
+            $0.bool("overtime", overtime)
+            $0.int("segmentStartMs", segmentStartMs)
+            $0.bool("snoozed", snoozed)
+            $0.int("startedAtMs", startedAtMs)
+        }
+    }
+}
+
+extension TimerMachine.Ended {
+    func write(into w: inout PersistedWriter) {
+        w.object {
+            $0.int("atMs", atMs)
+            $0.string("reason", reason?.rawValue)
+            $0.int("remainingMs", remainingMs)
+            if let run { $0.member("run") { run.write(into: &$0) } }
+            $0.int("segmentElapsedMs", segmentElapsedMs)
+        }
+    }
+}

@@ -356,10 +356,15 @@ struct PropertyTests {
     }
 }
 
-/// The reader without `Codable` gives back the machine `JSONEncoder` wrote, as `init(from:)` does.
+/// The reader without `Codable` gives back the machine `JSONEncoder` wrote, as `init(from:)`
+/// does; the writer without `Codable` writes `JSONEncoder`'s bytes (sorted keys, slashes not
+/// escaped), and `JSONDecoder` reads them back to the machine.
 func expectPersistedFormsAgree(_ m: TimerMachine, sourceLocation: SourceLocation = #_sourceLocation) throws {
     let encoder = JSONEncoder()
-    encoder.outputFormatting = .sortedKeys
-    let value = try JSONDecoder().decode(JSONValue.self, from: encoder.encode(m))
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    let codable = try encoder.encode(m)
+    let value = try JSONDecoder().decode(JSONValue.self, from: codable)
     #expect(try TimerMachine(persisted: value) == m, sourceLocation: sourceLocation)
+    #expect(String(decoding: m.persistedBytes, as: UTF8.self) == String(decoding: codable, as: UTF8.self), sourceLocation: sourceLocation)
+    #expect(try JSONDecoder().decode(TimerMachine.self, from: Data(m.persistedBytes)) == m, sourceLocation: sourceLocation)
 }

@@ -176,10 +176,7 @@ struct TimerTable {
     }
 
     private static func record(for entry: Entry, now: Millis) -> TimerRecord {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let blob = (try? Array(encoder.encode(entry.machine))) ?? []
-        return TimerRecord(id: entry.machine.id, machine: blob, revision: entry.machine.revision,
-                           restorePolicy: entry.restore.rawValue, updatedAtMs: now)
+        TimerRecord(id: entry.machine.id, machine: entry.machine.persistedBytes, revision: entry.machine.revision,
+                    restorePolicy: entry.restore.rawValue, updatedAtMs: now)
     }
 }
