@@ -111,15 +111,9 @@ struct PersistedReader {
         }
     }
 
-    func int64(_ key: String) throws(PersistedMachineError) -> Int64 {
-        guard let value = try optionalInt64(key) else { throw PersistedMachineError(path: at(key), problem: "missing") }
-        return value
-    }
+    func int64(_ key: String) throws(PersistedMachineError) -> Int64 { try present(key, optionalInt64) }
 
-    func int(_ key: String) throws(PersistedMachineError) -> Int {
-        guard let value = try optionalInt(key) else { throw PersistedMachineError(path: at(key), problem: "missing") }
-        return value
-    }
+    func int(_ key: String) throws(PersistedMachineError) -> Int { try present(key, optionalInt) }
 
     func optionalString(_ key: String) throws(PersistedMachineError) -> String? {
         guard let value = optional(key) else { return nil }
@@ -127,10 +121,7 @@ struct PersistedReader {
         return text
     }
 
-    func string(_ key: String) throws(PersistedMachineError) -> String {
-        guard let value = try optionalString(key) else { throw PersistedMachineError(path: at(key), problem: "missing") }
-        return value
-    }
+    func string(_ key: String) throws(PersistedMachineError) -> String { try present(key, optionalString) }
 
     func optionalBool(_ key: String) throws(PersistedMachineError) -> Bool? {
         guard let value = optional(key) else { return nil }
@@ -138,8 +129,11 @@ struct PersistedReader {
         return flag
     }
 
-    func bool(_ key: String) throws(PersistedMachineError) -> Bool {
-        guard let value = try optionalBool(key) else { throw PersistedMachineError(path: at(key), problem: "missing") }
+    func bool(_ key: String) throws(PersistedMachineError) -> Bool { try present(key, optionalBool) }
+
+    /// What `read` gives for `key`, which must be there.
+    private func present<T>(_ key: String, _ read: (String) throws(PersistedMachineError) -> T?) throws(PersistedMachineError) -> T {
+        guard let value = try read(key) else { throw PersistedMachineError(path: at(key), problem: "missing") }
         return value
     }
 
@@ -286,7 +280,7 @@ extension TimerMachine {
     /// Integers are written exactly (not through `JSONValue`'s Double). `JSONDecoder` reads
     /// these bytes back to the same machine (PersistedMachineTests, PropertyTests).
     public var persistedBytes: [UInt8] {
-        var w = PersistedWriter()
+        var w = JSONObjectWriter(capacity: 640)
         w.object {
             $0.int("advanced_to_ms", advancedToMs)
             $0.string("id", id)
@@ -302,65 +296,8 @@ extension TimerMachine {
     }
 }
 
-/// Writes JSON objects member by member; the caller gives the members in sorted key order and
-/// leaves nil ones out (as the synthesized `encodeIfPresent` does).
-struct PersistedWriter {
-    var out: [UInt8] = []
-    private var first = true
-
-    init() { out.reserveCapacity(640) }
-
-    mutating func object(_ body: (inout PersistedWriter) -> Void) {
-        out.append(UInt8(ascii: "{"))
-        let outer = first
-        first = true
-        body(&self)
-        first = outer
-        out.append(UInt8(ascii: "}"))
-    }
-
-    mutating func member(_ key: StaticString, _ value: (inout PersistedWriter) -> Void) {
-        if !first { out.append(UInt8(ascii: ",")) }
-        first = false
-        out.append(UInt8(ascii: "\""))
-        key.withUTF8Buffer { out.append(contentsOf: $0) }
-        out += "\":".utf8
-        value(&self)
-    }
-
-    mutating func int(_ key: StaticString, _ value: Int64?) {
-        guard let value else { return }
-        member(key) { JSONValue.writeInteger(value, into: &$0.out) }
-    }
-
-    mutating func int(_ key: StaticString, _ value: Int?) { int(key, value.map(Int64.init)) }
-
-    mutating func string(_ key: StaticString, _ value: String?) {
-        guard let value else { return }
-        member(key) { JSONValue.writeString(value, into: &$0.out) }
-    }
-
-    mutating func bool(_ key: StaticString, _ value: Bool) {
-        member(key) { $0.out += (value ? "true" : "false").utf8 }
-    }
-
-    mutating func ints(_ key: StaticString, _ values: [Int]?) {
-        guard let values else { return }
-        member(key) { w in w.array(values) { JSONValue.writeInteger(Int64($1), into: &$0.out) } }
-    }
-
-    mutating func array<T>(_ elements: [T], _ write: (inout PersistedWriter, T) -> Void) {
-        out.append(UInt8(ascii: "["))
-        for (index, element) in elements.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            write(&self, element)
-        }
-        out.append(UInt8(ascii: "]"))
-    }
-}
-
 extension TimerSettings {
-    func write(into w: inout PersistedWriter) {
+    func write(into w: inout JSONObjectWriter) {
         w.object {
             $0.int("alert_interval_ms", alertIntervalMs)
             $0.int("auto_dismiss_ms", autoDismissMs)
@@ -373,7 +310,7 @@ extension TimerSettings {
 }
 
 extension TimerSpec {
-    func writePersisted(into w: inout PersistedWriter) {
+    func writePersisted(into w: inout JSONObjectWriter) {
         w.object {
             $0.bool("ack", ack)
             $0.int("alert_interval_ms", alertIntervalMs)
@@ -382,7 +319,7 @@ extension TimerSpec {
             $0.ints("cues", cues)
             $0.int("duration_ms", durationMs)
             $0.string("exercise", exercise)
-            if let exercises { $0.member("exercises") { w in w.array(exercises) { JSONValue.writeString($1, into: &$0.out) } } }
+            $0.strings("exercises", exercises)
             $0.string("hr_source", hrSource)
             $0.string("kind", kind.rawValue)
             $0.string("label", label)
@@ -402,7 +339,7 @@ extension TimerSpec {
 }
 
 extension Segment {
-    func write(into w: inout PersistedWriter) {
+    func write(into w: inout JSONObjectWriter) {
         w.object {
             $0.int("duration_ms", durationMs)
             $0.string("kind", kind.rawValue)
@@ -414,7 +351,7 @@ extension Segment {
 }
 
 extension TimerMachine.State {
-    func write(into w: inout PersistedWriter) {
+    func write(into w: inout JSONObjectWriter) {
         w.object {
             switch self {
             case .idle: $0.member("idle") { $0.object { _ in } }
@@ -432,7 +369,7 @@ extension TimerMachine.State {
 }
 
 extension TimerMachine.Run {
-    func write(into w: inout PersistedWriter) {
+    func write(into w: inout JSONObjectWriter) {
         w.object {
             $0.int("activeMs", activeMs)
             $0.int("activeSinceMs", activeSinceMs)
@@ -448,7 +385,7 @@ extension TimerMachine.Run {
 }
 
 extension TimerMachine.Ended {
-    func write(into w: inout PersistedWriter) {
+    func write(into w: inout JSONObjectWriter) {
         w.object {
             $0.int("atMs", atMs)
             $0.string("reason", reason?.rawValue)

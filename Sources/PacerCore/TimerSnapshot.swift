@@ -127,85 +127,51 @@ extension TimerSnapshot {
     /// in sorted key order without building the object (a restart republishes every state;
     /// building and sorting a 36-member dictionary was most of that cost).
     public var jsonBytes: [UInt8] {
-        var w = SnapshotWriter()
-        w.out.reserveCapacity(768)
-        w.bool("ack", ack)
-        w.number("as_of_ms", asOfMs)
-        w.bool("counts_up", countsUp)
-        w.string("display", display)
-        w.number("elapsed_ms", elapsedMs)
-        if let endsAtMs {
-            w.string("ends_at", iso8601(ms: endsAtMs))
-            w.number("ends_at_ms", endsAtMs)
-        }
-        w.number("hr", hr.map(Int64.init))
-        w.number("hr_age_ms", hrAgeMs)
-        w.number("hr_zone", hrZone.map(Int64.init))
-        w.string("id", id)
-        w.string("kind", kind.rawValue)
-        w.string("label", label)
-        w.string("name", name)
-        w.string("next_label", nextLabel)
-        if let nextPhase { w.string("next_phase", nextPhase.rawValue) }
-        w.bool("overtime", overtime)
-        w.string("phase", phase.rawValue)
-        w.string("preset", preset)
-        w.double("progress", progress)
-        w.number("remaining", remainingSeconds)
-        w.number("remaining_ms", remainingMs)
-        w.number("revision", Int64(revision))
-        w.number("round", Int64(round))
-        w.number("rounds", Int64(rounds))
-        w.number("segment", Int64(segment))
-        w.number("segment_duration_ms", segmentDurationMs)
-        w.number("segment_elapsed_ms", segmentElapsedMs)
-        if let segmentStartedAtMs { w.number("segment_started_at_ms", segmentStartedAtMs) }
-        w.number("segments", Int64(segments))
-        w.number("set", Int64(set))
-        w.number("sets", Int64(sets))
-        if let startAtMs {
+        var w = JSONObjectWriter(capacity: 768)
+        w.object { w in
+            w.bool("ack", ack)
+            w.number("as_of_ms", asOfMs)
+            w.bool("counts_up", countsUp)
+            w.string("display", display)
+            w.number("elapsed_ms", elapsedMs)
+            if let endsAtMs {
+                w.string("ends_at", iso8601(ms: endsAtMs))
+                w.number("ends_at_ms", endsAtMs)
+            }
+            w.number("hr", hr.map(Int64.init))
+            w.number("hr_age_ms", hrAgeMs)
+            w.number("hr_zone", hrZone.map(Int64.init))
+            w.string("id", id)
+            w.string("kind", kind.rawValue)
+            w.nullable("label", label)
+            w.string("name", name)
+            w.nullable("next_label", nextLabel)
+            if let nextPhase { w.string("next_phase", nextPhase.rawValue) }
+            w.bool("overtime", overtime)
+            w.string("phase", phase.rawValue)
+            w.nullable("preset", preset)
+            w.number("progress", progress)
+            w.number("remaining", remainingSeconds)
+            w.number("remaining_ms", remainingMs)
+            w.number("revision", Int64(revision))
+            w.number("round", Int64(round))
+            w.number("rounds", Int64(rounds))
+            w.number("segment", Int64(segment))
+            w.number("segment_duration_ms", segmentDurationMs)
+            w.number("segment_elapsed_ms", segmentElapsedMs)
+            if let segmentStartedAtMs { w.number("segment_started_at_ms", segmentStartedAtMs) }
+            w.number("segments", Int64(segments))
+            w.number("set", Int64(set))
+            w.number("sets", Int64(sets))
+            if let startAtMs {
             w.string("start_at", iso8601(ms: startAtMs))
             w.number("start_at_ms", startAtMs)
+            }
+            w.number("started_at_ms", startedAtMs)
+            w.string("status", status.rawValue)
+            w.number("total_progress", totalProgress)
+            w.number("total_remaining_ms", totalRemainingMs)
         }
-        w.number("started_at_ms", startedAtMs)
-        w.string("status", status.rawValue)
-        w.double("total_progress", totalProgress)
-        w.number("total_remaining_ms", totalRemainingMs)
-        w.out.append(UInt8(ascii: "}"))
         return w.out
-    }
-}
-
-/// Writes an object's members in the order given (the caller's keys are sorted), through
-/// `JSONValue`'s own value writers so the bytes equal `JSONValue.jsonBytes`.
-private struct SnapshotWriter {
-    var out: [UInt8] = [UInt8(ascii: "{")]
-
-    private mutating func key(_ key: StaticString) {
-        if out.count > 1 { out.append(UInt8(ascii: ",")) }
-        out.append(UInt8(ascii: "\""))
-        key.withUTF8Buffer { out.append(contentsOf: $0) }
-        out += "\":".utf8
-    }
-
-    /// A string, null when nil.
-    mutating func string(_ name: StaticString, _ value: String?) {
-        key(name)
-        if let value { JSONValue.writeString(value, into: &out) } else { out += "null".utf8 }
-    }
-
-    mutating func bool(_ name: StaticString, _ value: Bool) {
-        key(name)
-        out += (value ? "true" : "false").utf8
-    }
-
-    /// An integer, written as `.number(Double(value))` is (null when nil).
-    mutating func number(_ name: StaticString, _ value: Int64?) {
-        double(name, value.map(Double.init))
-    }
-
-    mutating func double(_ name: StaticString, _ value: Double?) {
-        key(name)
-        if let value { JSONValue.writeNumber(value, into: &out) } else { out += "null".utf8 }
     }
 }
