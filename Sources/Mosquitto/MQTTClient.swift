@@ -237,6 +237,10 @@ public final class MQTTClient: @unchecked Sendable {
         core.endBatch()
     }
 
+    /// Log lines libmosquitto has formatted for this client so far (tests: the callback is only
+    /// set while a connection attempt waits for its CONNACK).
+    var logLinesSeen: Int { core.logLinesSeen.load(ordering: .relaxed) }
+
     /// How long packets have been waiting to be written because the socket's buffer is full
     /// (the broker reads slower than this client publishes); nil when nothing waits, and
     /// always nil over TLS, where it cannot be told. A publisher of values that supersede

@@ -54,6 +54,9 @@ final class MQTTClientCore: @unchecked Sendable {
     /// Monotonic ns since packets have stayed unwritten after a write (the socket's buffer
     /// is full: the broker reads slower than we publish); 0 when nothing waits.
     let backlogSinceNs = Atomic<UInt64>(0)
+    /// Log lines libmosquitto has handed to the log callback, at any level (for tests: none
+    /// once connected, since the callback is removed then).
+    let logLinesSeen = Atomic<Int>(0)
     /// Whether the loop is our poll over the socket and `wakePipe` (plain TCP) rather than
     /// `mosquitto_loop` (TLS, whose handshake and buffered records only it handles).
     let usesOwnPoll: Bool
@@ -171,7 +174,7 @@ final class MQTTClientCore: @unchecked Sendable {
         mosquitto_subscribe_v5_callback_set(mosq, MosquittoCallbacks.onSubscribe)
         mosquitto_unsubscribe_v5_callback_set(mosq, MosquittoCallbacks.onUnsubscribe)
         mosquitto_publish_v5_callback_set(mosq, MosquittoCallbacks.onPublish)
-        mosquitto_log_callback_set(mosq, MosquittoCallbacks.onLog)
+        // The log callback is set per connection attempt, until the CONNACK (networkThreadMain).
     }
 
     private func configureTLS(_ tls: MQTTTLSConfiguration) throws(MQTTError) {
@@ -367,6 +370,12 @@ final class MQTTClientCore: @unchecked Sendable {
         attempts: while state.withLock({ $0.attemptStarting() }) == .connect {
             // Blocking: resolves the host name and connects TCP, then sends CONNECT. A
             // disconnect() meanwhile does not wait for it (see MQTTClient.disconnect()).
+            // libmosquitto formats a log line (malloc, vsnprintf, our callback) for every packet
+            // it sends or receives while a log callback is set. Only the lines before the
+            // CONNACK explain anything (OpenSSL's errors, for ConnectionDiagnostics), so the
+            // callback is set for the attempt and removed when the broker accepts it
+            // (handleConnack).
+            mosquitto_log_callback_set(mosq, MosquittoCallbacks.onLog)
             var rc = mosquitto_connect_bind_v5(mosq, configuration.host, port, keepAlive, nil, connectProperties)
             var savedErrno = errno
             let connectFailed = rc != MOSQ_ERR_SUCCESS.rawValue
@@ -439,6 +448,9 @@ final class MQTTClientCore: @unchecked Sendable {
         }
         switch action {
         case .accepted(let event, let resubscribe, let waiters):
+            // No more log lines for this connection (see networkThreadMain). Safe here:
+            // libmosquitto holds its callback mutex now, not the log callback's.
+            mosquitto_log_callback_set(mosq, nil)
             // Redo the remembered subscriptions (the canonical place: on_connect, so every
             // reconnect resubscribes). mosquitto_subscribe only queues a packet here.
             for (filter, qos) in resubscribe {
@@ -482,7 +494,8 @@ final class MQTTClientCore: @unchecked Sendable {
 /// (and no actor-isolated code) ever reaches C. Each one finds its client through the
 /// userdata pointer, copies what libmosquitto lends it (that memory is freed when the
 /// callback returns), updates a little lock-protected state and yields to a stream or
-/// fulfils a waiter. None blocks, sets callbacks, destroys or stops the loop.
+/// fulfils a waiter. None blocks, destroys or stops the loop; the only callback one sets is
+/// the log callback, removed by on_connect once the broker accepted the connection.
 ///
 /// Threading: all run on the client's network thread, inside libmosquitto's callback mutex.
 enum MosquittoCallbacks {
@@ -547,7 +560,9 @@ enum MosquittoCallbacks {
 
     static let onLog: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?) -> Void = {
         _, userdata, level, text in
-        guard level & (MOSQ_LOG_ERR | MOSQ_LOG_WARNING) != 0, let text, let core = core(userdata) else { return }
+        guard let core = core(userdata) else { return }
+        core.logLinesSeen.add(1, ordering: .relaxed)
+        guard level & (MOSQ_LOG_ERR | MOSQ_LOG_WARNING) != 0, let text else { return }
         core.handleLog(level: level, text: String(cString: text))
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import Mosquitto
+@testable import Mosquitto
 import PacerTestSupport
 import Testing
 
@@ -66,6 +66,29 @@ extension BrokerTests {
             }
             #expect(cleared, "the backlog did not clear once the broker read again")
             await publisher.client.disconnect()
+        }
+    }
+}
+
+extension BrokerTests {
+    @Test("libmosquitto formats log lines only until the CONNACK, not for every packet of a connection")
+    func noLogLinesOnceConnected() async throws {
+        try await withTestBroker { broker in
+            let client = try await ConnectedClient(configuration(broker))
+            let subscriber = try await ConnectedClient(configuration(broker))
+            let topic = unique("quiet-log")
+            try await subscriber.client.subscribe(to: topic, qos: .atLeastOnce)
+            // The attempt itself was logged (libmosquitto logs the CONNECT it sends).
+            let atConnect = client.client.logLinesSeen
+            #expect(atConnect > 0, "no log line at all: the callback was never set")
+            for index in 0..<200 {
+                try await client.client.publish(to: topic, payload: Array("\(index)".utf8), qos: index % 2 == 0 ? .atMostOnce : .atLeastOnce)
+            }
+            #expect(await subscriber.messages.firstIndex(from: 199) { _ in true } != nil)
+            // 200 publishes and 100 PUBACKs would each be a debug line with the callback set.
+            #expect(client.client.logLinesSeen == atConnect, "\(client.client.logLinesSeen - atConnect) lines formatted after the CONNACK")
+            await client.client.disconnect()
+            await subscriber.client.disconnect()
         }
     }
 }
