@@ -16,8 +16,9 @@ protocol EngineTransport: Sendable {
     /// replaces: QoS 0, since a lost one is superseded within a second and every retained
     /// topic is republished on reconnect anyway; the broker sends no PUBACK for it.
     nonisolated(nonsending) func publishSuperseding(to topic: String, payload: [UInt8]) async throws(MQTTError)
-    /// Publishes an event of the outbox; `client.deliveries` reports the token on the broker's PUBACK.
-    nonisolated(nonsending) func publishTracked(to topic: String, payload: [UInt8]) async throws(MQTTError) -> MQTTDeliveryToken
+    /// Publishes at QoS 1 with a token that `client.deliveries` reports on the broker's PUBACK:
+    /// an event of the outbox, or the last `state` of a connect (the plain topics wait for it).
+    nonisolated(nonsending) func publishTracked(to topic: String, payload: [UInt8], retain: Bool) async throws(MQTTError) -> MQTTDeliveryToken
     func subscribe(to filter: String, qos: MQTTQoS) async throws(MQTTError)
     func unsubscribe(from filter: String) async throws(MQTTError)
     /// Brackets the publishes of one input: handed to the network thread with one wake-up.
@@ -78,8 +79,8 @@ struct MQTTTransport: EngineTransport {
         try await client.publish(to: topic, payload: payload, qos: .atMostOnce, retain: true)
     }
 
-    nonisolated(nonsending) func publishTracked(to topic: String, payload: [UInt8]) async throws(MQTTError) -> MQTTDeliveryToken {
-        try await client.publishTracked(to: topic, payload: payload, qos: .atLeastOnce)
+    nonisolated(nonsending) func publishTracked(to topic: String, payload: [UInt8], retain: Bool) async throws(MQTTError) -> MQTTDeliveryToken {
+        try await client.publishTracked(to: topic, payload: payload, qos: .atLeastOnce, retain: retain)
     }
 
     func subscribe(to filter: String, qos: MQTTQoS) async throws(MQTTError) {

@@ -107,7 +107,7 @@ extension NodeEngine {
         case .timer(let id, let operation, let specJSON, let name):
             return timerOperation(id: id, operation: operation, specJSON: specJSON, name: name, command: command, now: now, into: &output)
         case .create(let id, let name, let specJSON):
-            if timers[id] != nil {
+            if timers.contains(id) {
                 return .failure(.init(.timerExists, "timer '\(id)' already exists; delete it first, or start it with a new spec"))
             }
             switch parseSpec(specJSON).flatMap({ makeMachine(id: id, name: name ?? id, spec: $0) }) {
@@ -160,7 +160,7 @@ extension NodeEngine {
             }
         }
         var created = false
-        if timers[id] == nil {
+        if !timers.contains(id) {
             guard case .start = operation, let newSpec else {
                 return .failure(unknownTimer(id))
             }

@@ -123,8 +123,10 @@ extension NodeEngine {
         // Handed to the network thread every `republishChunk` timers (this input's batch is
         // ended and begun again), so it writes while the rest is made, not after all of it.
         let ids = timers.ids.filter { !outbox.isHolding($0) }
+        // With their own connection the plain topics wait for the last state (PlainRepublishHold).
+        let holdPlain = plainLane != nil
         for (index, id) in ids.enumerated() {
-            await publishTimer(id, now: now, force: true, plainTopics: false)
+            await publishTimer(id, now: now, force: true, plainTopics: false, holdingPlainTopics: holdPlain && index == ids.count - 1)
             if index % Self.republishChunk == Self.republishChunk - 1 { transport.endBatch(); transport.beginBatch() }
         }
         transport.endBatch(); transport.beginBatch()
@@ -162,15 +164,17 @@ extension NodeEngine {
     /// queueing a stale value per second would only fill the client's offline queue.
     /// - Parameter plainTopics: false: only `state` (a connect publishes every state first,
     ///   then every timer's plain topics with `publishPlainTopics`).
-    func publishTimer(_ id: String, now: Millis, force: Bool, plainTopics: Bool = true) async {
+    /// - Parameter holdingPlainTopics: the last state of a connect, tracked: the plain topics'
+    ///   own connection republishes once the broker has it (`PlainRepublishHold`).
+    func publishTimer(_ id: String, now: Millis, force: Bool, plainTopics: Bool = true, holdingPlainTopics: Bool = false) async {
         // The plain topics may have a connection of their own, up while the main one is not.
-        guard let entry = timers[id], linkUp || (plainTopics && plainLinkUp) else { return }
-        let snap = snapshot(of: entry, now: now)
+        guard linkUp || (plainTopics && plainLinkUp),
+              let (snap, revision) = timers.read(id, { (snapshot(of: $0, now: now), $0.machine.revision) }) else { return }
         // A transition fell due that the machine has not taken yet (its wake-up is queued
         // behind this input). A state showing it must not reach the broker before the
         // transition's events are written and published: the outbox takes a retained state as
         // proof of its events. Take it at once; the state goes out with its events then.
-        guard snap.revision == entry.machine.revision else {
+        guard snap.revision == revision else {
             deadlines.set(.timer(id), at: now)
             return
         }
@@ -178,7 +182,11 @@ extension NodeEngine {
         // Noted as published also while the main link is down: a connect republishes it anyway.
         let stateChanged = timers.stateNeedsPublish(id, snap, force: force)
         if stateChanged && linkUp {
-            await publish(to: t.state, snap.jsonBytes, retain: true)
+            if holdingPlainTopics {
+                await publishStateHoldingPlainTopics(t.state, snap.jsonBytes, now: now)
+            } else {
+                await publish(to: t.state, snap.jsonBytes, retain: true)
+            }
         }
         guard plainTopics else { return }
         await publishPlainTopics(id, snap, t, stateChanged: stateChanged, force: force)
@@ -186,9 +194,8 @@ extension NodeEngine {
 
     /// Every plain topic of a timer whose `state` went out on its own (a connect), forced.
     func publishPlainTopics(_ id: String, now: Millis) async {
-        guard let entry = timers[id], plainLinkUp else { return }
-        let snap = snapshot(of: entry, now: now)
-        guard snap.revision == entry.machine.revision else { return }  // publishTimer set its deadline
+        guard plainLinkUp, let (snap, revision) = timers.read(id, { (snapshot(of: $0, now: now), $0.machine.revision) }) else { return }
+        guard snap.revision == revision else { return }  // publishTimer set its deadline
         await publishPlainTopics(id, snap, topics.timer(id), stateChanged: true, force: true)
     }
 
@@ -260,7 +267,7 @@ extension NodeEngine {
     }
 
     func infoBody() -> JSONValue {
-        info.json(timers: timers.ids.map { (id: $0, name: timers[$0]!.machine.name) })
+        info.json(timers: timers.ids.map { id in (id: id, name: timers.read(id) { $0.machine.name } ?? "") })
     }
 
     /// A snapshot with the node's heart-rate fields filled in.
@@ -283,7 +290,7 @@ extension NodeEngine {
     /// acknowledgement marks it published (`deliveryReported`).
     func publishWrittenEvent(_ topic: String, _ payload: [UInt8], seq: Int64) async {
         do {
-            let token = try await transport.publishTracked(to: topic, payload: payload)
+            let token = try await transport.publishTracked(to: topic, payload: payload, retain: false)
             outbox.sent(seq: seq, token: token)
         } catch {
             publishFailed(topic, error)

@@ -32,7 +32,7 @@ extension NodeEngine {
     }
 
     func timers(boundTo source: String) -> [String] {
-        timers.ids.filter { heartRate.sourceName(for: timers[$0]!.machine.spec.hrSource) == source }
+        timers.ids.filter { timers.read($0) { heartRate.sourceName(for: $0.machine.spec.hrSource) == source } ?? false }
     }
 
     private func logOnce(_ source: String, _ message: Logger.Message, _ detail: String) {

@@ -67,7 +67,7 @@ extension NodeEngine {
 
     private func subjects(_ ids: [String]) -> [HomeAssistantDiscovery.Subject] {
         ids.compactMap { id in
-            timers[id].map { HomeAssistantDiscovery.Subject(id: id, name: $0.machine.name, kind: $0.machine.kind) }
+            timers.read(id) { HomeAssistantDiscovery.Subject(id: id, name: $0.machine.name, kind: $0.machine.kind) }
         }
     }
 }

@@ -45,7 +45,7 @@ extension NodeEngine {
                 logger.error("could not read the saved timers; starting without them", metadata: ["error": "\(error)"])
             }
         }
-        for timer in configuration.timers where timers[timer.id] == nil {
+        for timer in configuration.timers where !timers.contains(timer.id) {
             do {
                 let spec = try TimerSpec(json: timer.spec, presets: configuration.presets)
                 let machine = try TimerMachine(id: timer.id, name: timer.name, spec: spec, settings: configuration.timerSettings)

@@ -70,10 +70,12 @@ extension NodeEngine {
         if outbox.retainedState(timer: id, revision: revision) { output.settleOutbox = true }
     }
 
-    /// The broker acknowledged a tracked publish: the event reached it, so it is marked
+    /// The broker acknowledged a tracked publish. A connect's last state ends the plain topics'
+    /// hold (NodeEngine+PlainLink.swift). An event reached the broker, so it is marked
     /// published in the next write (or at the `.marks` deadline). Unmarked until then, a
     /// restart settles it by the outbox check, which is right either way.
     func deliveryReported(_ report: MQTTDeliveryReport, now: Millis) async {
+        if await plainHoldDelivered(report.token, now: now) { return }
         switch outbox.delivered(token: report.token, accepted: report.isAccepted, now: now) {
         case .unknown:
             return

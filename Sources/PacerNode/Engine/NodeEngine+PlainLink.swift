@@ -82,7 +82,71 @@ struct PlainLink {
     }
 }
 
+/// After a (re)connect the main connection republishes every `state`, and the plain topics'
+/// own connection every plain topic. Sent side by side, the plain topics' 6 messages per timer
+/// halve the rate at which the states get through, since mosquitto reads one packet per
+/// connection per turn (issue 10: a restore of 10,000 timers). So the plain republish waits
+/// until the broker has acknowledged the connect's last state (a tracked QoS 1 publish; the
+/// broker handles one connection's packets in order, so it has every earlier state too), or
+/// for `limitMs` at most. The running timers' per-second flips are not held: only the forced
+/// republish waits, which matters for idle and paused timers after a broker restart.
+struct PlainRepublishHold {
+    /// The most a plain republish waits for the states.
+    static let limitMs: Millis = 3_000
+
+    /// The token of the connect's last state, while the plain topics wait for it.
+    private(set) var token: MQTTDeliveryToken?
+    /// A plain republish was asked for during the hold.
+    private var republishWaiting = false
+
+    /// The connect's last state went out with `token`.
+    mutating func hold(_ token: MQTTDeliveryToken) {
+        self.token = token
+    }
+
+    /// A plain republish is asked for: true when it must wait for the hold's end.
+    mutating func deferRepublish() -> Bool {
+        guard token != nil else { return false }
+        republishWaiting = true
+        return true
+    }
+
+    func isHeld(by token: MQTTDeliveryToken) -> Bool {
+        self.token == token
+    }
+
+    /// Ends the hold (the state's PUBACK, or the time limit); true when a republish waited.
+    mutating func release() -> Bool {
+        defer { token = nil; republishWaiting = false }
+        return republishWaiting
+    }
+}
+
 extension NodeEngine {
+    /// A connect's last state, tracked: the plain topics' republish waits for its PUBACK.
+    func publishStateHoldingPlainTopics(_ topic: String, _ payload: [UInt8], now: Millis) async {
+        do {
+            let token = try await transport.publishTracked(to: topic, payload: payload, retain: true)
+            plainHold.hold(token)
+            deadlines.set(.plainHold, at: now.saturatingAdd(PlainRepublishHold.limitMs))
+        } catch {
+            publishFailed(topic, error)
+        }
+    }
+
+    /// The broker acknowledged the connect's last state: the plain topics' republish, if one
+    /// waited, goes out now. False for any other token.
+    func plainHoldDelivered(_ token: MQTTDeliveryToken, now: Millis) async -> Bool {
+        guard plainHold.isHeld(by: token) else { return false }
+        deadlines.set(.plainHold, at: nil)
+        if plainHold.release() {
+            transport.beginBatch()
+            await republishPlainTopics(now: now)
+            transport.endBatch()
+        }
+        return true
+    }
+
     /// The connection the plain topics go over now: their own (nil when they have none, or
     /// it was refused and they use the main one).
     var plainLane: (any PlainTopicsTransport)? {
@@ -128,6 +192,7 @@ extension NodeEngine {
     /// moved to the main one. Handed to the network thread every `republishChunk` timers.
     /// Timers held by the outbox check get theirs when they are released.
     func republishPlainTopics(now: Millis) async {
+        if plainLane != nil, plainHold.deferRepublish() { return }  // after the connect's states
         let ids = timers.ids.filter { !outbox.isHolding($0) }
         for (index, id) in ids.enumerated() {
             await publishPlainTopics(id, now: now)

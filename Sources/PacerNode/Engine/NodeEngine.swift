@@ -48,6 +48,8 @@ actor NodeEngine {
     var loggedRefusal: String?
     /// The plain topics' own connection, as the engine took it (NodeEngine+PlainLink.swift).
     var plainLink = PlainLink()
+    /// A connect's states on their way: the plain topics' republish waits for them.
+    var plainHold = PlainRepublishHold()
     /// What the retained `info` says (NodeInfo.swift).
     var info: NodeInfo
     /// Store work that rides on the next write or happens after one (pruning).
@@ -199,6 +201,7 @@ actor NodeEngine {
                 case .info: output.infoChanged = true
                 case .discovery: break  // commit's publishDiscovery sends the next chunk
                 case .plainFallback: plainLinkStayedDown(into: &output)
+                case .plainHold: output.republishPlain = plainHold.release() || output.republishPlain
                 }
             }
         }

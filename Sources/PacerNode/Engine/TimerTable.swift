@@ -34,7 +34,17 @@ struct TimerTable {
     var count: Int { entries.count }
     /// The timer ids, sorted (the order of `info` and `list`).
     var ids: [String] { entries.keys.sorted() }
+    /// A copy of one timer's entry (cold paths: the per-second paths use `read`, which copies nothing).
     subscript(id: String) -> Entry? { entries[id] }
+
+    func contains(_ id: String) -> Bool { entries.index(forKey: id) != nil }
+
+    /// Reads one timer's entry in place: no copy of it (a copy retains every string and
+    /// array of its machine, and the per-second paths read 1,000s of entries a second).
+    func read<R>(_ id: String, _ body: (Entry) throws -> R) rethrows -> R? {
+        guard let index = entries.index(forKey: id) else { return nil }
+        return try body(entries.values[index])
+    }
 
     /// Adds (or, for a rollback, puts back or removes) a timer.
     mutating func set(_ id: String, _ entry: Entry?) {
@@ -47,13 +57,13 @@ struct TimerTable {
 
     /// Changes one timer's machine; nil when there is no such timer.
     mutating func update<R>(_ id: String, _ change: (inout TimerMachine) -> R) -> R? {
-        guard entries[id] != nil else { return nil }
-        return change(&entries[id]!.machine)
+        guard let index = entries.index(forKey: id) else { return nil }
+        return change(&entries.values[index].machine)
     }
 
     /// Moves every timer's anchors by a wall-clock step (their remaining time is unchanged).
     mutating func shiftAnchors(by delta: Millis) {
-        for id in entries.keys { entries[id]!.machine.shiftAnchors(by: delta) }
+        for index in entries.indices { entries.values[index].machine.shiftAnchors(by: delta) }
     }
 
     /// The timer's one deadline, from the core's `nextDeadline`.
@@ -62,8 +72,7 @@ struct TimerTable {
     /// that fell due since then (while the node was starting, or the loop was busy) is then due
     /// at once, instead of being skipped and its events never emitted.
     func nextDeadline(of id: String, now: Millis) -> Millis? {
-        guard let machine = entries[id]?.machine else { return nil }
-        return machine.nextDeadline(after: min(now, machine.advancedToMs))
+        read(id) { $0.machine.nextDeadline(after: min(now, $0.machine.advancedToMs)) } ?? nil
     }
 
     /// The parts of a state snapshot that only a change moves (a transition or command
@@ -90,19 +99,19 @@ struct TimerTable {
 
     /// Whether the `state` showing `snap` must be published (it changed, or `force`); remembers it.
     mutating func stateNeedsPublish(_ id: String, _ snap: TimerSnapshot, force: Bool) -> Bool {
-        guard entries[id] != nil else { return false }
+        guard let index = entries.index(forKey: id) else { return false }
         let key = StateKey(snap)
-        if !force, entries[id]!.lastState == key { return false }
-        entries[id]!.lastState = key
+        if !force, entries.values[index].lastState == key { return false }
+        entries.values[index].lastState = key
         return true
     }
 
     /// Whether `value` must be published on the plain topic (changed, or `force`); remembers it.
     mutating func plainNeedsPublish(_ id: String, topic: String, value: String, force: Bool) -> Bool {
-        guard entries[id] != nil else { return false }
+        guard let index = entries.index(forKey: id) else { return false }
         let leaf = PlainSlots.leaf(of: topic)
-        if !force, entries[id]!.lastPlain[leaf] == value { return false }
-        entries[id]!.lastPlain[leaf] = value
+        if !force, entries.values[index].lastPlain[leaf] == value { return false }
+        entries.values[index].lastPlain[leaf] = value
         return true
     }
 
@@ -154,12 +163,14 @@ struct TimerTable {
     mutating func records(changed: [String], force: Set<String>, now: Millis) -> [TimerRecord] {
         var records: [TimerRecord] = []
         let retry = unwritten.filter { !changed.contains($0) }.sorted()
-        for id in changed + retry {
-            guard var entry = entries[id] else { continue }
-            if entry.machine.revision != entry.persistedRevision || force.contains(id) || unwritten.contains(id) {
-                records.append(Self.record(for: entry, now: now))
-                entry.persistedRevision = entry.machine.revision
-                entries[id] = entry
+        for id in retry.isEmpty ? changed : changed + retry {
+            // In place: a per-second tick lists its timer here, unchanged, 1,000s of times a second.
+            guard let index = entries.index(forKey: id) else { continue }
+            let revision = entries.values[index].machine.revision
+            if revision != entries.values[index].persistedRevision || (!force.isEmpty && force.contains(id))
+                || (!unwritten.isEmpty && unwritten.contains(id)) {
+                records.append(Self.record(for: entries.values[index], now: now))
+                entries.values[index].persistedRevision = revision
             }
         }
         return records

@@ -15,6 +15,8 @@ enum DeadlineOwner: Hashable, Sendable {
     case discovery
     /// The plain topics' own connection still down while the main one is up (NodeEngine+PlainLink.swift).
     case plainFallback
+    /// The time limit of a connect's hold on the plain topics' republish (NodeEngine+PlainLink.swift).
+    case plainHold
 }
 
 /// One deadline queue for everything the node waits for (SPEC: one scheduler for all timers).
@@ -35,9 +37,13 @@ struct DeadlineQueue {
 
     /// Sets (or clears, with nil) the one deadline of `owner`.
     mutating func set(_ owner: DeadlineOwner, at: Millis?) {
-        guard current[owner] != at else { return }
-        current[owner] = at
-        if let at { heap.insert(Entry(at: at, owner: owner)) }
+        // One hash of the owner either way (a timer's id, several times a second per timer).
+        if let at {
+            guard current.updateValue(at, forKey: owner) != at else { return }
+            heap.insert(Entry(at: at, owner: owner))
+        } else {
+            guard current.removeValue(forKey: owner) != nil else { return }
+        }
         compactIfNeeded()
     }
 

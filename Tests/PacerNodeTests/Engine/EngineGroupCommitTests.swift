@@ -133,7 +133,7 @@ struct EngineGroupCommitTests {
         let before = h.journal.count
         try await h.send(["action": "start", "id": "d0"], timer: "w")
         let tokens = h.journal.since(before).compactMap { step -> UInt64? in
-            if case .tracked(_, _, let token) = step { return token } else { return nil }
+            if case .tracked(_, _, let token, _) = step { return token } else { return nil }
         }
         let token = try #require(tokens.first, "the start published no event: \(h.journal.since(before))")
         let start = h.journal.count

@@ -16,7 +16,8 @@ enum EngineStep: Sendable, Equatable, CustomStringConvertible {
     case publish(topic: String, payload: [UInt8], retain: Bool)
     /// A retained publish on the plain topics' own connection, with its QoS (0 or 1).
     case plain(topic: String, payload: [UInt8], qos: Int)
-    case tracked(topic: String, payload: [UInt8], token: UInt64)
+    /// A QoS 1 publish with a delivery token: an event, or a connect's last state (retained).
+    case tracked(topic: String, payload: [UInt8], token: UInt64, retain: Bool)
     case subscribe(String)
     case unsubscribe(String)
 
@@ -25,7 +26,7 @@ enum EngineStep: Sendable, Equatable, CustomStringConvertible {
         case .write(let t, let e, let m): "write(timers: \(t), events: \(e), marks: \(m))"
         case .writeFailed: "writeFailed"
         case .publish(let topic, let payload, let retain): "publish(\(topic) \(retain ? "R " : "")\(String(decoding: payload.prefix(60), as: UTF8.self)))"
-        case .tracked(let topic, let payload, let token): "tracked#\(token)(\(topic) \(String(decoding: payload.prefix(60), as: UTF8.self)))"
+        case .tracked(let topic, let payload, let token, let retain): "tracked#\(token)(\(topic) \(retain ? "R " : "")\(String(decoding: payload.prefix(60), as: UTF8.self)))"
         case .plain(let topic, let payload, let qos): "plain(\(topic) q\(qos) \(String(decoding: payload.prefix(60), as: UTF8.self)))"
         case .subscribe(let f): "subscribe(\(f))"
         case .unsubscribe(let f): "unsubscribe(\(f))"
@@ -35,7 +36,7 @@ enum EngineStep: Sendable, Equatable, CustomStringConvertible {
     /// The topic of a publish (plain or tracked).
     var topic: String? {
         switch self {
-        case .publish(let topic, _, _), .tracked(let topic, _, _), .plain(let topic, _, _): topic
+        case .publish(let topic, _, _), .tracked(let topic, _, _, _), .plain(let topic, _, _): topic
         default: nil
         }
     }
@@ -43,7 +44,7 @@ enum EngineStep: Sendable, Equatable, CustomStringConvertible {
     /// The payload of a publish as JSON.
     var json: JSONValue? {
         switch self {
-        case .publish(_, let payload, _), .tracked(_, let payload, _), .plain(_, let payload, _): JSONCoding.decode(payload)
+        case .publish(_, let payload, _), .tracked(_, let payload, _, _), .plain(_, let payload, _): JSONCoding.decode(payload)
         default: nil
         }
     }
@@ -83,9 +84,9 @@ final class RecordingTransport: EngineTransport {
         journal.append(.publish(topic: topic, payload: payload, retain: retain))
     }
 
-    nonisolated(nonsending) func publishTracked(to topic: String, payload: [UInt8]) async throws(MQTTError) -> MQTTDeliveryToken {
+    nonisolated(nonsending) func publishTracked(to topic: String, payload: [UInt8], retain: Bool) async throws(MQTTError) -> MQTTDeliveryToken {
         let token = nextToken.withLock { $0 += 1; return $0 }
-        journal.append(.tracked(topic: topic, payload: payload, token: token))
+        journal.append(.tracked(topic: topic, payload: payload, token: token, retain: retain))
         return MQTTDeliveryToken(rawValue: token)
     }
 
@@ -231,6 +232,12 @@ struct EngineHarness {
     }
 
     /// The broker acknowledged the tracked publish `token`.
+    /// The broker acknowledges the connect's last state (a tracked retained publish, made when
+    /// the plain topics have their own connection): their republish no longer waits for it.
+    func deliverStates() async {
+        for case .tracked(_, _, let token, true) in journal.all { await deliver(token) }
+    }
+
     func deliver(_ token: UInt64) async {
         await engine.handle(.delivered(MQTTDeliveryReport(token: MQTTDeliveryToken(rawValue: token), reasonCode: 0)))
     }

@@ -21,6 +21,7 @@ struct EnginePlainLinkTests {
     func started(_ timer: String, plainUp: Bool) async throws -> EngineHarness {
         let h = try await EngineHarness.make(config: Self.config, plainLane: true)
         await h.connect()
+        await h.deliverStates()
         if plainUp { await h.plainConnect() }
         try await h.send(["action": "start"], timer: timer)
         return h
@@ -86,6 +87,7 @@ struct EnginePlainLinkTests {
         #expect(plain(h, from: down).filter { $0.topic == h.topic("a", "remaining") }.map(\.value) == ["3599", "3598"])
         #expect(h.published(h.topic("a", "state"), from: down).isEmpty)
         await h.connect()
+        await h.deliverStates()
         await h.plainDisconnect()
         let plainDown = h.journal.count
         await h.pass(2_000)
@@ -93,6 +95,49 @@ struct EnginePlainLinkTests {
         #expect(plainOnMain(h, from: plainDown).isEmpty, "no fallback onto the main connection")
         await h.plainConnect()
         #expect(plain(h, from: plainDown).first { $0.topic == h.topic("a", "remaining") }?.value == "3596")
+    }
+
+    @Test("a connect's plain republish waits until the broker acknowledged the last state")
+    func republishWaitsForTheStates() async throws {
+        let h = try await EngineHarness.make(config: Self.config, plainLane: true)
+        await h.connect()
+        // The last state of the connect is tracked (QoS 1, retained); the others are not.
+        let tracked = h.journal.all.filter { if case .tracked(_, _, _, true) = $0 { true } else { false } }
+        #expect(tracked.map(\.topic) == [h.topic("b", "state")], "\(tracked)")
+        let statesIndex = h.journal.all.lastIndex { $0.topic?.hasSuffix("/state") == true } ?? 0
+        await h.plainConnect()
+        #expect(plain(h).isEmpty, "held: \(plain(h))")
+        await h.pass(1_000)
+        #expect(plain(h).isEmpty, "held: \(plain(h))")
+        let delivered = h.journal.count
+        await h.deliverStates()
+        let topics = plain(h, from: delivered).map(\.topic)
+        for id in ["a", "b"] {
+            for leaf in Self.plainLeaves { #expect(topics.filter { $0 == h.topic(id, leaf) }.count == 1, "\(id)/\(leaf): \(topics)") }
+        }
+        #expect(delivered > statesIndex)
+        // Once released, a reconnect of the plain connection alone republishes at once.
+        await h.plainDisconnect()
+        let again = h.journal.count
+        await h.plainConnect()
+        #expect(plain(h, from: again).count == 2 * Self.plainLeaves.count)
+    }
+
+    @Test("unacknowledged, the hold ends after its time limit; running timers flip meanwhile")
+    func holdTimesOut() async throws {
+        let h = try await started("a", plainUp: true)
+        await h.disconnect()
+        await h.plainDisconnect()
+        await h.connect()  // a new hold, never acknowledged
+        let start = h.journal.count
+        await h.plainConnect()
+        await h.pass(PlainRepublishHold.limitMs - 100)
+        let held = plain(h, from: start)
+        #expect(!held.contains { $0.topic == h.topic("b", "remaining") }, "b is idle: its plain topics wait (\(held))")
+        #expect(held.filter { $0.topic == h.topic("a", "remaining") }.count >= 2, "a runs: its flips go on (\(held))")
+        await h.pass(200)
+        let after = plain(h, from: start)
+        for leaf in Self.plainLeaves { #expect(after.contains { $0.topic == h.topic("b", leaf) }, "b/\(leaf): \(after)") }
     }
 
     @Test("a deleted timer's plain topics are cleared over their connection at QoS 1 (kept by the client while it is down)")

@@ -23,7 +23,7 @@ struct EnginePublishingTests {
             """)
         await h.connect()
         try await h.send(["action": "start"], timer: "b")
-        for case .tracked(_, _, let token) in h.journal.all { await h.deliver(token) }
+        for case .tracked(_, _, let token, _) in h.journal.all { await h.deliver(token) }
         await h.disconnect()
         let start = h.journal.count
         await h.connect()  // a reconnect: everything again, no event pending

@@ -37,7 +37,7 @@ struct EngineTests {
         await h.pass(2_000)
         let steps = h.journal.since(start)
         let write = steps.firstIndex { if case .write(_, let events, _) = $0 { events.contains("finished") } else { false } }
-        let event = steps.firstIndex { if case .tracked(_, _, _) = $0 { $0.json?["type"] == "finished" } else { false } }
+        let event = steps.firstIndex { if case .tracked(_, _, _, _) = $0 { $0.json?["type"] == "finished" } else { false } }
         let state = steps.firstIndex { $0.topic == h.topic("egg", "state") && $0.json?["status"] == "finished" }
         #expect(write != nil && event != nil && state != nil, "\(steps)")
         if let write, let event, let state { #expect(write < event && event < state, "\(steps)") }
@@ -51,7 +51,7 @@ struct EngineTests {
         await h.connect()
         try await h.send(["action": "start"], timer: "egg")
         await h.pass(2_000)
-        let tracked = h.journal.all.compactMap { step -> UInt64? in if case .tracked(_, _, let t) = step { t } else { nil } }
+        let tracked = h.journal.all.compactMap { step -> UInt64? in if case .tracked(_, _, let t, _) = step { t } else { nil } }
         #expect(!tracked.isEmpty)
         let start = h.journal.count
         for token in tracked { await h.deliver(token) }
@@ -148,7 +148,7 @@ struct EngineTests {
         await first.connect()
         let a = try await first.send(["action": "start"], timer: "a")
         let b = try await first.send(["action": "start"], timer: "b")
-        for case .tracked(_, _, let token) in first.journal.all { await first.deliver(token) }
+        for case .tracked(_, _, let token, _) in first.journal.all { await first.deliver(token) }
         await first.disconnect()
         await first.pass(1_000)  // both finish while disconnected: written, not published
         #expect(try first.store.unpublishedEvents().map(\.type) == ["finished", "finished"])

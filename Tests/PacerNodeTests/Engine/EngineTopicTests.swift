@@ -56,7 +56,7 @@ extension EngineStep {
     /// The payload of a publish as text.
     var text: String {
         switch self {
-        case .publish(_, let payload, _), .tracked(_, let payload, _): String(decoding: payload, as: UTF8.self)
+        case .publish(_, let payload, _), .tracked(_, let payload, _, _): String(decoding: payload, as: UTF8.self)
         default: ""
         }
     }
