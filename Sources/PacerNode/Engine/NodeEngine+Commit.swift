@@ -231,6 +231,9 @@ extension NodeEngine {
         // dropped, not queued: the next second supersedes it. Commands, replies, events and
         // states are never dropped.
         if superseding && (lane?.isBacklogged ?? transport.isBacklogged) { return }
+        // A connect's states are on their way (PlainRepublishHold): the republish that follows
+        // them carries this timer's value, current then.
+        if superseding && lane != nil && plainHold.isHolding { return }
         guard plainLinkUp, timers.plainNeedsPublish(id, topic: topic, value: value, force: force) else { return }
         if let lane {
             do {
