@@ -196,6 +196,9 @@ public final class MQTTClient: @unchecked Sendable {
             var list = try properties.makePropertyList()
             mosquitto_property_free_all(&list)
         }
+        // QoS 0 through the direct lane when the client has one and it can take it now
+        // (MQTTConfiguration.writesQoS0Directly); otherwise through libmosquitto.
+        if qos == .atMostOnce, properties.isEmpty, core.writeDirectly(topic: topic, payload: payload, retain: retain) { return }
         let pending = PublishTracker.PendingPublish(
             topic: topic, payload: payload, qos: qos, retain: retain, properties: properties, token: token)
         var decision = core.state.withLock { $0.publishRequested(pending) }
@@ -240,6 +243,12 @@ public final class MQTTClient: @unchecked Sendable {
     /// Log lines libmosquitto has formatted for this client so far (tests: the callback is only
     /// set while a connection attempt waits for its CONNACK).
     var logLinesSeen: Int { core.logLinesSeen.load(ordering: .relaxed) }
+
+    /// Whether this client has the direct lane (`writesQoS0Directly` over plain TCP).
+    var hasDirectLane: Bool { core.directLaneEnabled }
+
+    /// Bytes written through the direct lane so far (tests: QoS 0 publishes really took it).
+    var directBytesWritten: Int { core.directBytesWritten }
 
     /// How long packets have been waiting to be written because the socket's buffer is full
     /// (the broker reads slower than this client publishes); nil when nothing waits, and

@@ -60,6 +60,14 @@ final class MQTTClientCore: @unchecked Sendable {
     /// Whether the loop is our poll over the socket and `wakePipe` (plain TCP) rather than
     /// `mosquitto_loop` (TLS, whose handshake and buffered records only it handles).
     let usesOwnPoll: Bool
+    /// QoS 0 publishes written by the publishing thread (`configuration.writesQoS0Directly`,
+    /// plain TCP only); see DirectLane.swift for the rules. Lock order: this lock, then
+    /// libmosquitto's mutexes (its calls made under it), then `state` (its callbacks).
+    let direct = Mutex(DirectLane())
+    let directLaneEnabled: Bool
+    /// The broker accepted a connection (set in on_connect, where the network thread already
+    /// holds `direct`): the network thread opens the lane after that read.
+    private let connackAccepted = Atomic<Bool>(false)
 
     init(configuration: MQTTConfiguration) throws(MQTTError) {
         try configuration.validate()
@@ -93,6 +101,7 @@ final class MQTTClientCore: @unchecked Sendable {
         }
         self.wakePipe = fds
         self.usesOwnPoll = fds[0] >= 0
+        self.directLaneEnabled = fds[0] >= 0 && configuration.writesQoS0Directly
         self.configuration = configuration
         self.mosq = handle
         self.connectProperties = properties
@@ -236,12 +245,16 @@ final class MQTTClientCore: @unchecked Sendable {
         if configuration.version == .v5 { list = try publish.properties.makePropertyList() }
         defer { mosquitto_property_free_all(&list) }
         var messageID: Int32 = 0
-        let (rc, savedErrno) = publish.payload.withUnsafeBytes { bytes in
-            let rc = mosquitto_publish_v5(
-                mosq, &messageID, publish.topic, Int32(bytes.count), bytes.baseAddress, publish.qos.rawValue, publish.retain,
-                list)
-            return (rc, errno)
+        func queue() -> (Int32, Int32) {
+            publish.payload.withUnsafeBytes { bytes in
+                let rc = mosquitto_publish_v5(
+                    mosq, &messageID, publish.topic, Int32(bytes.count), bytes.baseAddress, publish.qos.rawValue, publish.retain,
+                    list)
+                return (rc, errno)
+            }
         }
+        // With the direct lane, what it holds goes out before this packet (DirectLane rule 3).
+        let (rc, savedErrno) = directLaneEnabled ? direct.withLock { lane in lane.libraryQueued = true; return queue() } : queue()
         if rc == MOSQ_ERR_SUCCESS.rawValue { packetQueued() }
         // Queued by libmosquitto: sent (every QoS), or kept for the reconnect (QoS 1/2 only).
         if rc == MOSQ_ERR_SUCCESS.rawValue || (rc == MOSQ_ERR_NO_CONN.rawValue && publish.qos != .atMostOnce) {
@@ -251,6 +264,50 @@ final class MQTTClientCore: @unchecked Sendable {
         if rc == MOSQ_ERR_SUCCESS.rawValue || rc == MOSQ_ERR_NO_CONN.rawValue { return rc }
         throw MQTTError.mosquitto(rc, errno: savedErrno, "publishing to \(publish.topic)")
     }
+
+    /// Writes a QoS 0 publish through the direct lane (at once, or at the end of the open
+    /// batch). False when the lane cannot take it now: the caller publishes through
+    /// libmosquitto, which keeps the order (DirectLane rule 3).
+    func writeDirectly(topic: String, payload: [UInt8], retain: Bool) -> Bool {
+        guard directLaneEnabled, payload.count <= DirectLane.largestPayload else { return false }
+        let inBatch = batchDepth.load(ordering: .acquiring) > 0
+        let outcome: Bool? = direct.withLock { lane in
+            guard lane.canAppend else { return nil }
+            lane.append(topic: topic, payload: payload, retain: retain, version: configuration.version)
+            if inBatch { return false }
+            lane.flush()
+            return lane.pending > 0
+        }
+        guard let outcome else { return false }
+        if outcome { wakePoll() }  // the socket is full: the network thread writes the rest
+        return true
+    }
+
+    /// Writes what the direct lane holds (the end of a batch); wakes the network thread for
+    /// what the socket does not take now.
+    private func flushDirect() {
+        guard directLaneEnabled else { return }
+        let left = direct.withLock { lane -> Bool in
+            guard lane.pending > 0, !lane.libraryBusy, lane.socket >= 0 else { return false }
+            lane.flush()
+            return lane.pending > 0
+        }
+        if left { wakePoll() }
+    }
+
+    /// Records what libmosquitto has left to write (the caller holds the lane's lock, which every
+    /// API publish to libmosquitto takes: what is seen here is all there is). The lane takes
+    /// bytes again once nothing of ours waits there: no packet in its queue, no QoS 1/2
+    /// message held back or unacknowledged, no kept publish still to hand over (after a
+    /// CONNACK, `flushKeptPublishes`).
+    private func releaseDirectLane(_ lane: inout DirectLane) {
+        let left = mosquitto_want_write(mosq)
+        lane.libraryBusy = left
+        if !left, lane.libraryQueued, !state.withLock({ $0.reliablePublishMayWait }) { lane.libraryQueued = false }
+    }
+
+    /// Bytes the direct lane has written (tests).
+    var directBytesWritten: Int { direct.withLock { $0.bytesWritten } }
 
     // MARK: Network thread
 
@@ -292,8 +349,9 @@ final class MQTTClientCore: @unchecked Sendable {
     /// Ends a batch: one wake-up hands everything queued in it to the network thread; none
     /// when nothing was queued (a node's tick that published only over its other connection).
     func endBatch() {
-        if batchDepth.subtract(1, ordering: .acquiringAndReleasing).newValue == 0, usesOwnPoll,
-           batchHasPackets.exchange(false, ordering: .acquiringAndReleasing) {
+        guard batchDepth.subtract(1, ordering: .acquiringAndReleasing).newValue == 0, usesOwnPoll else { return }
+        flushDirect()
+        if batchHasPackets.exchange(false, ordering: .acquiringAndReleasing) {
             wakePoll()
         }
     }
@@ -314,8 +372,9 @@ final class MQTTClientCore: @unchecked Sendable {
     private func pollOnce() -> Int32 {
         let socket = mosquitto_socket(mosq)
         guard socket >= 0 else { return MOSQ_ERR_NO_CONN.rawValue }
+        let directPending = directLaneEnabled && direct.withLock { $0.pending > 0 }
         var fds = [
-            pollfd(fd: socket, events: Int16(POLLIN) | (mosquitto_want_write(mosq) ? Int16(POLLOUT) : 0), revents: 0),
+            pollfd(fd: socket, events: Int16(POLLIN) | (mosquitto_want_write(mosq) || directPending ? Int16(POLLOUT) : 0), revents: 0),
             pollfd(fd: wakePipe[0], events: Int16(POLLIN), revents: 0),
         ]
         let ready = poll(&fds, 2, 1000)
@@ -324,23 +383,51 @@ final class MQTTClientCore: @unchecked Sendable {
             var drain = [UInt8](repeating: 0, count: 256)
             while read(wakePipe[0], &drain, drain.count) > 0 {}
         }
-        if fds[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
-            let rc = mosquitto_loop_read(mosq, 1)
-            if rc != MOSQ_ERR_SUCCESS.rawValue || mosquitto_socket(mosq) < 0 { return rc == MOSQ_ERR_SUCCESS.rawValue ? MOSQ_ERR_NO_CONN.rawValue : rc }
+        let readable = fds[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0
+        guard directLaneEnabled else {
+            var none = DirectLane()
+            return serviceSocket(socket, readable: readable, lane: &none, laneEnabled: false)
         }
-        if mosquitto_want_write(mosq) {
+        // Every libmosquitto call under the lane's lock (DirectLane rule 1).
+        return direct.withLock { lane in
+            let rc = serviceSocket(socket, readable: readable, lane: &lane, laneEnabled: true)
+            if lane.socket >= 0 && lane.socket != mosquitto_socket(mosq) { lane.close() }
+            return rc
+        }
+    }
+
+    /// The read, the writes and the keep-alive of one turn of `pollOnce`. With the direct
+    /// lane (held locked by the caller): opens it after an accepted CONNACK, writes what it
+    /// holds before libmosquitto's queue, and records what libmosquitto left (rules 3 and 4).
+    private func serviceSocket(_ socket: Int32, readable: Bool, lane: inout DirectLane, laneEnabled: Bool) -> Int32 {
+        func ended(_ rc: Int32) -> Int32? {
+            if rc != MOSQ_ERR_SUCCESS.rawValue { return rc }
+            return mosquitto_socket(mosq) < 0 ? MOSQ_ERR_NO_CONN.rawValue : nil
+        }
+        if readable, let rc = ended(mosquitto_loop_read(mosq, 1)) { return rc }
+        if laneEnabled, connackAccepted.exchange(false, ordering: .acquiringAndReleasing) {
+            lane.open(socket: mosquitto_socket(mosq))
+        }
+        if laneEnabled, lane.pending > 0, lane.socket >= 0 { lane.flush() }
+        let directLeft = laneEnabled ? lane.pending : 0
+        if directLeft == 0 && mosquitto_want_write(mosq) {
             // libmosquitto writes each queued packet with its own send(): corked, a burst of
             // them leaves as full segments when uncorked below (one wake-up of the broker,
             // not one per packet); a lone packet still goes out at once.
             setCork(socket, true)
             let rc = mosquitto_loop_write(mosq, 1)
             setCork(socket, false)
-            if rc != MOSQ_ERR_SUCCESS.rawValue || mosquitto_socket(mosq) < 0 { return rc == MOSQ_ERR_SUCCESS.rawValue ? MOSQ_ERR_NO_CONN.rawValue : rc }
-            if !mosquitto_want_write(mosq) {
-                backlogSinceNs.store(0, ordering: .releasing)
-            } else if backlogSinceNs.load(ordering: .acquiring) == 0 {
-                backlogSinceNs.store(DispatchTime.now().uptimeNanoseconds, ordering: .releasing)
-            }
+            if let rc = ended(rc) { return rc }
+        }
+        if laneEnabled {
+            // Checked under the lane's lock, which every API publish to libmosquitto takes:
+            // an empty queue here holds nothing published after the lane's bytes.
+            releaseDirectLane(&lane)
+        }
+        if !mosquitto_want_write(mosq) && directLeft == 0 {
+            backlogSinceNs.store(0, ordering: .releasing)
+        } else if backlogSinceNs.load(ordering: .acquiring) == 0 {
+            backlogSinceNs.store(DispatchTime.now().uptimeNanoseconds, ordering: .releasing)
         }
         return mosquitto_loop_misc(mosq)
     }
@@ -400,10 +487,15 @@ final class MQTTClientCore: @unchecked Sendable {
                     savedErrno = errno
                     if rc != MOSQ_ERR_SUCCESS.rawValue { break }
                     flushKeptPublishes()
+                    if directLaneEnabled { direct.withLock { lane in if lane.socket >= 0 { releaseDirectLane(&lane) } } }
                     if let stopDeadline, ContinuousClock.now >= stopDeadline { break }
                 }
             }
             backlogSinceNs.store(0, ordering: .releasing)
+            if directLaneEnabled {
+                direct.withLock { $0.close() }
+                connackAccepted.store(false, ordering: .releasing)
+            }
             let action = state.withLock { $0.connectionEnded(rc: rc, errno: savedErrno, connectFailed: connectFailed) }
             for waiter in action.orphanedAcknowledgements { waiter.fulfil(.success(())) }
             for event in action.events { yield(event) }
@@ -451,6 +543,7 @@ final class MQTTClientCore: @unchecked Sendable {
             // No more log lines for this connection (see networkThreadMain). Safe here:
             // libmosquitto holds its callback mutex now, not the log callback's.
             mosquitto_log_callback_set(mosq, nil)
+            if directLaneEnabled { connackAccepted.store(true, ordering: .releasing) }
             // Redo the remembered subscriptions (the canonical place: on_connect, so every
             // reconnect resubscribes). mosquitto_subscribe only queues a packet here.
             for (filter, qos) in resubscribe {

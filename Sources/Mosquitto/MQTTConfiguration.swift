@@ -146,6 +146,11 @@ public struct MQTTConfiguration: Sendable {
     /// order, right after the next CONNACK; beyond the limit ``MQTTClient/publish(to:payload:qos:retain:properties:)``
     /// throws `.notConnected`. They are lost if the process ends or ``MQTTClient/disconnect()`` runs.
     public var offlineQueueLimit: Int
+    /// QoS 0 publishes without properties (and payloads up to 16 KB) are encoded by the client
+    /// and written to the socket by the publishing thread, one `send` per batch, instead of
+    /// going through libmosquitto's queue and network thread (`DirectLane`). Their order with
+    /// the client's other publishes is kept. Plain TCP only: ignored with TLS. Off by default.
+    public var writesQoS0Directly = false
 
     /// Creates a configuration; see the properties for the meaning of each argument.
     public init(

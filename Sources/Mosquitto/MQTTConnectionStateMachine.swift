@@ -184,6 +184,16 @@ struct MQTTConnectionStateMachine {
     }
 
     /// The generation of the connection that is up, if any.
+    /// Whether a QoS 1/2 publish may still wait to be written: kept while disconnected and not
+    /// yet handed to libmosquitto, or handed to it and not yet acknowledged (libmosquitto holds
+    /// back those beyond the broker's receive maximum, which `mosquitto_want_write` does not
+    /// show). The direct lane waits for them (DirectLane rule 3).
+    var reliablePublishMayWait: Bool {
+        if publishes.unacknowledgedReliable > 0 { return true }
+        if case .connected(let context) = state { return context.flush == .pending }
+        return false
+    }
+
     private var currentGeneration: Int? {
         switch state {
         case .connected(let context): context.generation

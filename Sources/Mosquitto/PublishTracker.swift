@@ -72,6 +72,10 @@ struct PublishTracker {
     /// Every publish handed to libmosquitto whose `on_publish` has not come yet, by message
     /// id. Untracked ones are kept too, so that each callback finds its publish.
     private(set) var sent: [Int32: SentPublish] = [:]
+    /// The QoS 1/2 publishes in `sent`: handed to libmosquitto and not yet acknowledged by the
+    /// broker. Some may still wait in libmosquitto's own queue of messages beyond the broker's
+    /// receive maximum, which `mosquitto_want_write` does not show (the direct lane waits).
+    private(set) var unacknowledgedReliable = 0
     /// `on_publish` callbacks that came before their publish was registered: id → reason code.
     private(set) var earlyAcknowledgements: [Int32: Int32] = [:]
     private var lastToken: UInt64 = 0
@@ -161,7 +165,10 @@ struct PublishTracker {
         if let reason = earlyAcknowledgements.removeValue(forKey: messageID) {
             return token.map { MQTTDeliveryReport(token: $0, reasonCode: reason) }
         }
-        sent[messageID] = SentPublish(qos: qos, token: token)
+        if let replaced = sent.updateValue(SentPublish(qos: qos, token: token), forKey: messageID), replaced.qos != .atMostOnce {
+            unacknowledgedReliable -= 1  // an id libmosquitto reused: the old one is gone
+        }
+        if qos != .atMostOnce { unacknowledgedReliable += 1 }
         return nil
     }
 
@@ -172,6 +179,7 @@ struct PublishTracker {
             earlyAcknowledgements[messageID] = reasonCode
             return nil
         }
+        if publish.qos != .atMostOnce { unacknowledgedReliable -= 1 }
         return publish.token.map { MQTTDeliveryReport(token: $0, reasonCode: reasonCode) }
     }
 

@@ -105,11 +105,13 @@ public struct PacerNode: Sendable {
 
     /// The plain topics' own connection: the same broker, account and TLS, its own client id,
     /// a clean start (nothing to keep: every plain topic is republished when it connects), no
-    /// will (the main connection's `offline` speaks for the node).
+    /// will (the main connection's `offline` speaks for the node). Its QoS 0 values are written
+    /// by the engine's thread, one `send` per instant (`writesQoS0Directly`; plain TCP only).
     static func plainMQTTConfiguration(_ configuration: NodeConfiguration) -> MQTTConfiguration {
         var c = configuration.mqttConfiguration(clientID: configuration.plainClientID, will: nil, cleanStart: true)
         c.shutdownTimeout = .seconds(1)
         c.reconnect = reconnectPolicy
+        c.writesQoS0Directly = true
         return c
     }
 }
