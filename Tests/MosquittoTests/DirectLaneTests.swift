@@ -65,12 +65,13 @@ extension BrokerTests {
                         to: topic, payload: Array("\(index)".utf8), qos: index % 50 == 17 ? .atLeastOnce : .atMostOnce, retain: true)
                 }
                 if batched { publisher.client.endPublishBatch() }
-                try await Task.sleep(for: .milliseconds(5))
+                try await Task.sleep(for: .milliseconds(20))  // the PUBACK comes: the lane reopens
             }
             #expect(await subscriber.messages.firstIndex(from: count - 1, timeout: .seconds(20)) { _ in true } != nil,
                     "\(subscriber.messages.all.count) of \(count) arrived")
             #expect(subscriber.messages.all.map(\.payloadString) == (0..<count).map { "\($0)" })
-            #expect(publisher.client.directBytesWritten > count / 2 * (topic.utf8.count + 4), "the lane was hardly used: \(publisher.client.directBytesWritten) bytes")
+            // Each round: the publishes before its QoS 1 one take the lane (17 of 50).
+            #expect(publisher.client.directBytesWritten > count / 4 * (topic.utf8.count + 4), "the lane was hardly used: \(publisher.client.directBytesWritten) bytes")
             // The broker kept the last one as the retained value.
             let late = try await ConnectedClient(configuration(broker))
             try await late.client.subscribe(to: topic, qos: .atLeastOnce)
