@@ -112,7 +112,14 @@ extension BrokerTests {
             #expect(await subscriber.messages.firstIndex(from: count - 1, timeout: .seconds(30)) { _ in true } != nil,
                     "\(subscriber.messages.all.count) of \(count) arrived")
             let indices = subscriber.messages.all.compactMap { $0.payloadString?.split(separator: ":").first.flatMap { Int($0) } }
-            #expect(indices == Array(0..<count))
+            #expect(indices.sorted() == Array(0..<count), "lost or repeated: \(indices.count) arrived")
+            // Each QoS level in order. (Across levels mosquitto itself may deliver a QoS 1 message
+            // after later QoS 0 ones when it catches up on a backlog: seen here also without the
+            // lane, one run in six.)
+            let reliable = indices.filter { $0 % 50 == 10 }
+            #expect(reliable == reliable.sorted())
+            let unreliable = indices.filter { $0 % 50 != 10 }
+            #expect(unreliable == unreliable.sorted())
             await publisher.client.disconnect()
             await subscriber.client.disconnect()
         }

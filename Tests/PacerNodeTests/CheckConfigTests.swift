@@ -132,7 +132,9 @@ struct CheckConfigTests {
             ["run", "--config", file, "--broker", "mqtt://127.0.0.1:\(port)", "--data-dir", directory.appendingPathComponent("data").path],
             in: directory)
         #expect(status == .exited(2), "\(output)")
-        #expect(ContinuousClock.now - started < .seconds(10))
+        // "At once": not after trying the broker (nothing listens there; a node that got that
+        // far would retry for ever). Generous: a loaded CI run took 13 s to start the debug binary.
+        #expect(ContinuousClock.now - started < .seconds(60))
         #expect(output.contains("\(file):2: limits.max_timers:"), "\(output)")
         #expect(output.contains("timers[0].id"), "\(output)")
     }
