@@ -202,20 +202,20 @@ extension NodeEngine {
     private func publishPlainTopics(_ id: String, _ snap: TimerSnapshot, _ t: TimerTopics, stateChanged: Bool, force: Bool) async {
         let perSecond = configuration.perSecondTopics
         if stateChanged || perSecond.contains(.remaining) {
-            await publishPlain(id, topic: t.remaining, value: String(snap.remainingSeconds), force: force, superseding: !stateChanged)
+            await publishPlain(id, .remaining, of: t, value: String(snap.remainingSeconds), force: force, superseding: !stateChanged)
         }
         if stateChanged || perSecond.contains(.display) {
-            await publishPlain(id, topic: t.display, value: snap.display, force: force, superseding: !stateChanged)
+            await publishPlain(id, .display, of: t, value: snap.display, force: force, superseding: !stateChanged)
         }
         guard stateChanged else { return }
-        let plain: [(String, String)] = [
-            (t.phase, snap.phase.rawValue),
-            (t.round, String(snap.round)),
-            (t.rounds, String(snap.rounds)),
-            (t.hr, snap.hr.map(String.init) ?? ""),
+        let plain: [(PlainLeaf, String)] = [
+            (.phase, snap.phase.rawValue),
+            (.round, String(snap.round)),
+            (.rounds, String(snap.rounds)),
+            (.hr, snap.hr.map(String.init) ?? ""),
         ]
-        for (topic, value) in plain {
-            await publishPlain(id, topic: topic, value: value, force: force, superseding: false)
+        for (leaf, value) in plain {
+            await publishPlain(id, leaf, of: t, value: value, force: force, superseding: false)
         }
     }
 
@@ -225,7 +225,10 @@ extension NodeEngine {
     /// With the plain topics' own connection (`publish.plain_connection: separate`) every
     /// value goes over it at QoS 0: a value lost with a dropped connection is republished
     /// when it comes back (`republishPlainTopics`).
-    func publishPlain(_ id: String, topic: String, value: String, force: Bool, superseding: Bool) async {
+    ///
+    /// The topic's name is made only when the value goes out (most ticks change nothing but
+    /// `remaining` and `display`, and those only once a second).
+    func publishPlain(_ id: String, _ leaf: PlainLeaf, of t: TimerTopics, value: String, force: Bool, superseding: Bool) async {
         let lane = plainLane
         // Under overload (the broker reads slower than we publish), a per-second value is
         // dropped, not queued: the next second supersedes it. Commands, replies, events and
@@ -234,7 +237,8 @@ extension NodeEngine {
         // A connect's states are on their way (PlainRepublishHold): the republish that follows
         // them carries this timer's value, current then.
         if superseding && lane != nil && plainHold.isHolding { return }
-        guard plainLinkUp, timers.plainNeedsPublish(id, topic: topic, value: value, force: force) else { return }
+        guard plainLinkUp, timers.plainNeedsPublish(id, leaf, value: value, force: force) else { return }
+        let topic = t.plain(leaf)
         if let lane {
             do {
                 try await lane.publish(to: topic, payload: Array(value.utf8), qos: .atMostOnce)

@@ -15,7 +15,7 @@ struct TimerTable {
         /// The revision last written to the store (-1: never written).
         fileprivate(set) var persistedRevision: Int
         /// Last value published on each plain retained topic (only changes are republished),
-        /// by the topic's last level (`PlainSlots`): short strings, stored inline, no topic copy.
+        /// by the topic's last level (`PlainLeaf`): short strings, stored inline, no topic copy.
         fileprivate var lastPlain = PlainSlots()
         /// What the last published `state` showed that a per-second tick cannot change.
         fileprivate var lastState: StateKey?
@@ -107,50 +107,39 @@ struct TimerTable {
     }
 
     /// Whether `value` must be published on the plain topic (changed, or `force`); remembers it.
-    mutating func plainNeedsPublish(_ id: String, topic: String, value: String, force: Bool) -> Bool {
+    mutating func plainNeedsPublish(_ id: String, _ leaf: PlainLeaf, value: String, force: Bool) -> Bool {
         guard let index = entries.index(forKey: id) else { return false }
-        let leaf = PlainSlots.leaf(of: topic)
         if !force, entries.values[index].lastPlain[leaf] == value { return false }
         entries.values[index].lastPlain[leaf] = value
         return true
     }
 
     /// The last values of one timer's plain topics, kept small: 10,000 timers keep six each.
-    /// A timer's plain topics differ only in their last level (`remaining`, `display`, ...);
-    /// the known ones have a field of their own, and their values are short strings, which
-    /// Swift stores inline: no allocation per timer. (An array allocated at a timer's first
-    /// publish, amid a connect's burst of messages, pinned pages of that burst for good.)
+    /// Their values are short strings, which Swift stores inline: no allocation per timer. (An
+    /// array allocated at a timer's first publish, amid a connect's burst of messages, pinned
+    /// pages of that burst for good.)
     struct PlainSlots {
         private var remaining, display, phase, round, rounds, hr: String?
-        /// Any other topic (none today), by its last level.
-        private var others: [String: String] = [:]
 
-        static func leaf(of topic: String) -> Substring {
-            guard let slash = topic.lastIndex(of: "/") else { return topic[...] }
-            return topic[topic.index(after: slash)...]
-        }
-
-        subscript(leaf: Substring) -> String? {
+        subscript(leaf: PlainLeaf) -> String? {
             get {
                 switch leaf {
-                case "remaining": remaining
-                case "display": display
-                case "phase": phase
-                case "round": round
-                case "rounds": rounds
-                case "hr": hr
-                default: others[String(leaf)]
+                case .remaining: remaining
+                case .display: display
+                case .phase: phase
+                case .round: round
+                case .rounds: rounds
+                case .hr: hr
                 }
             }
             set {
                 switch leaf {
-                case "remaining": remaining = newValue
-                case "display": display = newValue
-                case "phase": phase = newValue
-                case "round": round = newValue
-                case "rounds": rounds = newValue
-                case "hr": hr = newValue
-                default: others[String(leaf)] = newValue
+                case .remaining: remaining = newValue
+                case .display: display = newValue
+                case .phase: phase = newValue
+                case .round: round = newValue
+                case .rounds: rounds = newValue
+                case .hr: hr = newValue
                 }
             }
         }

@@ -45,9 +45,16 @@ public struct Topics: Sendable, Equatable {
     }
 }
 
+/// The last level of a timer's plain retained topics.
+public enum PlainLeaf: String, Sendable, CaseIterable {
+    case remaining, display, phase, round, rounds, hr
+}
+
 /// The topics of one timer.
 public struct TimerTopics: Sendable, Equatable {
     let prefix: String
+    /// The plain topic ending in `leaf`.
+    public func plain(_ leaf: PlainLeaf) -> String { "\(prefix)/\(leaf.rawValue)" }
     public var state: String { "\(prefix)/state" }
     public var remaining: String { "\(prefix)/remaining" }
     public var display: String { "\(prefix)/display" }
@@ -62,5 +69,5 @@ public struct TimerTopics: Sendable, Equatable {
     public var retained: [String] { [state] + plain }
     /// The plain retained topics, for displays that show a value as it comes (they have a
     /// connection of their own with `publish.plain_connection: separate`).
-    public var plain: [String] { [remaining, display, phase, round, rounds, hr] }
+    public var plain: [String] { PlainLeaf.allCases.map(plain) }
 }
