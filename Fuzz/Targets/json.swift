@@ -59,6 +59,10 @@ private func explained(_ bytes: [UInt8], as theirs: JSONValue) -> Bool {
             bytes.remove(at: at)
             if let mended = firstMended, at < mended { firstMended = mended - 1 }
             continue
+        case .invalidEscape where at + 1 < bytes.count && bytes[at + 1] == UInt8(ascii: "u"):
+            // Foundation, skipping the second value, takes the 4 bytes after `\u` whatever they
+            // are (a backslash too, which then escapes nothing): the escape is mended whole.
+            for i in at..<min(at + 6, bytes.count) { bytes[i] = UInt8(ascii: "x") }
         case .controlCharacterInString, .invalidUTF8, .invalidEscape, .unpairedSurrogate:
             bytes[at] = UInt8(ascii: "x")  // the byte, or the backslash of the escape
         case .numberOutOfRange, .leadingZero:

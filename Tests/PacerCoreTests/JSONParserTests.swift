@@ -114,6 +114,7 @@ struct JSONParserTests {
             (prefix + Array(#""\ud800"}"#.utf8), .unpairedSurrogate, prefix.count + 1),
             (prefix + Array(#""\q"}"#.utf8), .invalidEscape, prefix.count + 1),
             (prefix + Array(#""\ud\u!"}"#.utf8), .invalidEscape, prefix.count + 1),  // Foundation skips 4 bytes after \u
+            (prefix + Array(#""\u!ud\"}"#.utf8), .invalidEscape, prefix.count + 1),  // ... a backslash among them too
             (prefix + Array("1e309}".utf8), .numberOutOfRange, prefix.count),
             (prefix + Array("01}".utf8), .leadingZero, prefix.count),
             (prefix + Array("-}".utf8), .unexpectedCharacter(UInt8(ascii: "}"), expected: "a digit"), prefix.count + 1),
