@@ -29,6 +29,11 @@ enum MosquittoLibrary {
 ///   retains `self` while it runs, and callbacks run only on that thread.
 /// - Mutable Swift state lives in `state` (a `Mutex`), which is never held while calling
 ///   into libmosquitto, so no lock-order cycle with libmosquitto's mutexes is possible.
+/// - With the direct lane (`writesQoS0Directly`), API threads also write to the socket, but
+///   only under `direct`'s lock, which the network thread holds for every libmosquitto call
+///   made while connected (DirectLane.swift): the two never write at once, and the socket is
+///   never closed or replaced under a writer. Order: `direct`, then libmosquitto's mutexes,
+///   then `state`.
 final class MQTTClientCore: @unchecked Sendable {
     let configuration: MQTTConfiguration
     let mosq: OpaquePointer
