@@ -28,6 +28,8 @@ public final class TCPProxy: Sendable {
         var nextID = 0
         var pairs: [Int: (client: Int32, upstream: Int32)] = [:]
         var acceptedCount = 0
+        /// Every byte clients sent through the proxy, in order (one client at a time for this to mean much).
+        var fromClients: [UInt8] = []
     }
 
     private let listener: Int32
@@ -48,6 +50,10 @@ public final class TCPProxy: Sendable {
         self.port = port
         self.targetPort = targetPort
     }
+
+    /// The bytes clients have sent through the proxy so far, as they went on (tests read a
+    /// client's packets in the order it wrote them, before the broker could reorder anything).
+    public var bytesFromClients: [UInt8] { state.withLock { $0.fromClients } }
 
     /// How many connections are being forwarded now.
     public var openConnections: Int { state.withLock { $0.pairs.count } }
@@ -160,6 +166,7 @@ public final class TCPProxy: Sendable {
                 let to = fds[1 - index].fd
                 let count = read(from, &buffer, buffer.count)
                 if count <= 0 { break loop }
+                if index == 0 { state.withLock { $0.fromClients.append(contentsOf: buffer[0..<count]) } }
                 var written = 0
                 while written < count {
                     let n = buffer.withUnsafeBytes { write(to, $0.baseAddress! + written, count - written) }
