@@ -86,12 +86,13 @@ extension TimerMachine {
         return end - 1000 * (duration / 2000)
     }
 
-    /// Cue instants (`countdown`) of a run's segment, ascending, with their seconds.
-    func countdownCues(_ run: Run) -> [(due: Millis, cue: Int)] {
-        guard let duration = run.durationMs, let end = run.endMs else { return [] }
-        return cueSeconds.compactMap { cue in
+    /// Calls `body` with each countdown cue of a run's segment: its instant and its second, in
+    /// no particular order. Allocates nothing: it runs for every running timer at every flip.
+    func forEachCountdownCue(_ run: Run, _ body: (_ due: Millis, _ cue: Int) -> Void) {
+        guard let duration = run.durationMs, let end = run.endMs else { return }
+        for cue in spec.cues ?? settings.cues where cue > 0 {
             let offset = Millis(cue) * 1000
-            return offset < duration ? (end - offset, cue) : nil
+            if offset < duration { body(end - offset, cue) }
         }
     }
 
@@ -104,7 +105,8 @@ extension TimerMachine {
             if due >= floor { found.append((due, 0, event(.halfway, due: due, index: run.index))) }
         }
         if limit >= floor {
-            for (due, cue) in countdownCues(run) where due >= floor && due <= limit {
+            forEachCountdownCue(run) { due, cue in
+                guard due >= floor && due <= limit else { return }
                 var countdown = event(.countdown, due: due, index: run.index, phase: phase(of: run))
                 countdown.cue = cue
                 found.append((due, 1, countdown))
@@ -193,19 +195,23 @@ extension TimerMachine {
         case .scheduled(let startAt):
             return startAt
         case .running(let run):
-            var candidates: [Millis] = []
+            // The earliest candidate after now (no array: this runs for every flip of every timer).
+            var next = Millis.max
+            func consider(_ instant: Millis) {
+                if instant > now && instant < next { next = instant }
+            }
             let end = run.endMs
             if program.countsUp || end == nil {
                 let elapsed = now - run.segmentStartMs
-                candidates.append(run.segmentStartMs + (floorDivide(elapsed, 1000) + 1) * 1000)
+                consider(run.segmentStartMs + (floorDivide(elapsed, 1000) + 1) * 1000)
             } else if let end {
                 let left = end - now
-                candidates.append(end - (ceilDivide(left, 1000) - 1) * 1000)
+                consider(end - (ceilDivide(left, 1000) - 1) * 1000)
             }
-            if let end { candidates.append(end) }
-            if !run.halfwayDone, let halfway = halfwayDue(run), halfway > now { candidates.append(halfway) }
-            if let cue = countdownCues(run).first(where: { $0.due > now }) { candidates.append(cue.due) }
-            return candidates.filter { $0 > now }.min()
+            if let end { consider(end) }
+            if !run.halfwayDone, let halfway = halfwayDue(run) { consider(halfway) }
+            forEachCountdownCue(run) { due, _ in consider(due) }
+            return next == .max ? nil : next
         case .expired(_, let since):
             let dismissAt = since.saturatingAdd(autoDismissMs)
             let nextAlert = since + (floorDivide(now - since, alertIntervalMs) + 1) * alertIntervalMs

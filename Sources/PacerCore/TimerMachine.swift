@@ -174,7 +174,6 @@ extension TimerMachine {
 
     // MARK: Effective settings
 
-    var cueSeconds: [Int] { (spec.cues ?? settings.cues).filter { $0 > 0 }.sorted(by: >) }
     var alertIntervalMs: Millis { max(1, spec.alertIntervalMs ?? settings.alertIntervalMs) }
     var autoDismissMs: Millis { max(1, spec.autoDismissMs ?? settings.autoDismissMs) }
     var lagWindowMs: Millis { max(0, settings.lagWindowMs) }

@@ -36,6 +36,10 @@ struct EngineOutput {
     var republishPlain = false
     /// Home Assistant came online: publish every discovery config again.
     var republishDiscovery = false
+    /// Only time passed (a deadline): no timer was made, renamed or given another kind, so
+    /// Home Assistant's configs, which show only those, are not compared (at 1,000 running
+    /// timers that compare ran 1,000 times a second).
+    var onlyTimePassed = false
     /// The `.marks` deadline: write the acknowledged events' marks even without other writes.
     var flushMarks = false
     /// The outbox check can be decided (all retained states seen, or its window ended).

@@ -41,7 +41,7 @@ extension NodeEngine {
                 transport.endBatch()
                 transport.beginBatch()
                 publisher.queueAll(timers.ids, at: now)
-            } else {
+            } else if !output.onlyTimePassed {
                 messages += publisher.configs(for: subjects(output.changedTimers), force: false)
             }
             // A wall-clock step back would otherwise leave the next chunk far in the future.

@@ -192,6 +192,7 @@ actor NodeEngine {
         case .plainLink(let event):
             plainLinkChanged(event, now: now, into: &output)
         case .deadline:
+            output.onlyTimePassed = true
             for owner in deadlines.popDue(now: now) {
                 switch owner {
                 case .timer(let id): advanceTimer(id, now: now, into: &output)

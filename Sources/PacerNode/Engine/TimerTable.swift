@@ -27,43 +27,68 @@ struct TimerTable {
         }
     }
 
-    private var entries: [String: Entry] = [:]
+    /// The entries in an array, found through `position`: an array element is read in place,
+    /// where a dictionary's `values[index]` getter copied the whole entry (a retain of every
+    /// string and array of its machine, and a release after) on every per-second read.
+    private var slots: ContiguousArray<Entry> = []
+    /// `slots[i]`'s timer id (a removal moves the last slot into the gap).
+    private var slotIDs: ContiguousArray<String> = []
+    private var position: [String: Int] = [:]
     /// Timers whose last write failed: written with the next write, changed or not.
     private var unwritten: Set<String> = []
 
-    var count: Int { entries.count }
+    var count: Int { slots.count }
     /// The timer ids, sorted (the order of `info` and `list`).
-    var ids: [String] { entries.keys.sorted() }
+    var ids: [String] { slotIDs.sorted() }
     /// A copy of one timer's entry (cold paths: the per-second paths use `read`, which copies nothing).
-    subscript(id: String) -> Entry? { entries[id] }
+    subscript(id: String) -> Entry? { position[id].map { slots[$0] } }
 
-    func contains(_ id: String) -> Bool { entries.index(forKey: id) != nil }
+    func contains(_ id: String) -> Bool { position[id] != nil }
 
     /// Reads one timer's entry in place: no copy of it (a copy retains every string and
     /// array of its machine, and the per-second paths read 1,000s of entries a second).
     func read<R>(_ id: String, _ body: (Entry) throws -> R) rethrows -> R? {
-        guard let index = entries.index(forKey: id) else { return nil }
-        return try body(entries.values[index])
+        guard let index = position[id] else { return nil }
+        return try body(slots[index])
     }
 
     /// Adds (or, for a rollback, puts back or removes) a timer.
     mutating func set(_ id: String, _ entry: Entry?) {
-        entries[id] = entry
+        guard let entry else {
+            _ = remove(id)
+            return
+        }
+        if let index = position[id] {
+            slots[index] = entry
+        } else {
+            position[id] = slots.count
+            slots.append(entry)
+            slotIDs.append(id)
+        }
     }
 
     mutating func remove(_ id: String) -> Bool {
-        entries.removeValue(forKey: id) != nil
+        guard let index = position.removeValue(forKey: id) else { return false }
+        let last = slots.count - 1
+        if index != last {
+            slots.swapAt(index, last)
+            slotIDs.swapAt(index, last)
+            position[slotIDs[index]] = index
+        }
+        slots.removeLast()
+        slotIDs.removeLast()
+        return true
     }
 
     /// Changes one timer's machine; nil when there is no such timer.
     mutating func update<R>(_ id: String, _ change: (inout TimerMachine) -> R) -> R? {
-        guard let index = entries.index(forKey: id) else { return nil }
-        return change(&entries.values[index].machine)
+        guard let index = position[id] else { return nil }
+        return change(&slots[index].machine)
     }
 
     /// Moves every timer's anchors by a wall-clock step (their remaining time is unchanged).
     mutating func shiftAnchors(by delta: Millis) {
-        for index in entries.indices { entries.values[index].machine.shiftAnchors(by: delta) }
+        for index in slots.indices { slots[index].machine.shiftAnchors(by: delta) }
     }
 
     /// The timer's one deadline, from the core's `nextDeadline`.
@@ -99,18 +124,18 @@ struct TimerTable {
 
     /// Whether the `state` showing `snap` must be published (it changed, or `force`); remembers it.
     mutating func stateNeedsPublish(_ id: String, _ snap: TimerSnapshot, force: Bool) -> Bool {
-        guard let index = entries.index(forKey: id) else { return false }
+        guard let index = position[id] else { return false }
         let key = StateKey(snap)
-        if !force, entries.values[index].lastState == key { return false }
-        entries.values[index].lastState = key
+        if !force, slots[index].lastState == key { return false }
+        slots[index].lastState = key
         return true
     }
 
     /// Whether `value` must be published on the plain topic (changed, or `force`); remembers it.
     mutating func plainNeedsPublish(_ id: String, _ leaf: PlainLeaf, value: String, force: Bool) -> Bool {
-        guard let index = entries.index(forKey: id) else { return false }
-        if !force, entries.values[index].lastPlain[leaf] == value { return false }
-        entries.values[index].lastPlain[leaf] = value
+        guard let index = position[id] else { return false }
+        if !force, slots[index].lastPlain[leaf] == value { return false }
+        slots[index].lastPlain[leaf] = value
         return true
     }
 
@@ -154,12 +179,12 @@ struct TimerTable {
         let retry = unwritten.filter { !changed.contains($0) }.sorted()
         for id in retry.isEmpty ? changed : changed + retry {
             // In place: a per-second tick lists its timer here, unchanged, 1,000s of times a second.
-            guard let index = entries.index(forKey: id) else { continue }
-            let revision = entries.values[index].machine.revision
-            if revision != entries.values[index].persistedRevision || (!force.isEmpty && force.contains(id))
+            guard let index = position[id] else { continue }
+            let revision = slots[index].machine.revision
+            if revision != slots[index].persistedRevision || (!force.isEmpty && force.contains(id))
                 || (!unwritten.isEmpty && unwritten.contains(id)) {
-                records.append(Self.record(for: entries.values[index], now: now))
-                entries.values[index].persistedRevision = revision
+                records.append(Self.record(for: slots[index], now: now))
+                slots[index].persistedRevision = revision
             }
         }
         return records

@@ -56,12 +56,13 @@ struct DeadlineQueue {
     /// Removes and returns every owner whose deadline is at or before `now`.
     mutating func popDue(now: Millis) -> [DeadlineOwner] {
         var due: [DeadlineOwner] = []
-        while true {
-            dropStale()
-            guard let top = heap.min, top.at <= now else { break }
+        while let top = heap.min, top.at <= now {
             heap.removeMin()
-            current[top.owner] = nil
-            due.append(top.owner)
+            // One hash per entry: live when it is still its owner's deadline, else superseded.
+            if let index = current.index(forKey: top.owner), current.values[index] == top.at {
+                current.remove(at: index)
+                due.append(top.owner)
+            }
         }
         return due
     }
