@@ -38,6 +38,18 @@ struct DirectLane {
     private var failed = false
     /// Bytes written to sockets so far (tests: the lane is really used).
     private(set) var bytesWritten = 0
+    /// The network thread has a connection whose CONNECT is sent (set and cleared under the
+    /// lock): a publishing thread may then call libmosquitto's write itself
+    /// (``MQTTConfiguration/writesFromPublishingThread``). Kept by `open` and `close`.
+    var connectionUp = false
+    /// The publishing thread's write of libmosquitto's queue failed, which closed the
+    /// connection: its result and errno, for the network thread to report (it sees only a
+    /// closed socket).
+    var publisherWriteFailure: (rc: Int32, errno: Int32)?
+    /// Times a publishing thread wrote libmosquitto's queue itself (tests).
+    private(set) var publisherWrites = 0
+
+    mutating func countPublisherWrite() { publisherWrites += 1 }
 
     /// Unwritten bytes beyond which a publish goes through libmosquitto instead (the broker
     /// reads slower than we publish; libmosquitto's queue then reports the backlog).
@@ -53,17 +65,20 @@ struct DirectLane {
     /// Opens the lane on a connection the broker accepted. libmosquitto's queue may hold what
     /// the CONNACK set off (resent messages, subscriptions): the lane waits for it (rule 3).
     mutating func open(socket: Int32) {
-        self = DirectLane(socket: socket, bytesWritten: bytesWritten)
+        self = DirectLane(socket: socket, keeping: self)
     }
 
     /// The connection ended: unwritten bytes die with it, as unsent QoS 0 messages do.
     mutating func close() {
-        self = DirectLane(socket: -1, bytesWritten: bytesWritten)
+        self = DirectLane(socket: -1, keeping: self)
     }
 
-    private init(socket: Int32, bytesWritten: Int) {
+    private init(socket: Int32, keeping old: DirectLane) {
         self.socket = socket
-        self.bytesWritten = bytesWritten
+        self.bytesWritten = old.bytesWritten
+        self.connectionUp = old.connectionUp
+        self.publisherWriteFailure = old.publisherWriteFailure
+        self.publisherWrites = old.publisherWrites
     }
 
     init() {}

@@ -249,6 +249,8 @@ public final class MQTTClient: @unchecked Sendable {
 
     /// Bytes written through the direct lane so far (tests: QoS 0 publishes really took it).
     var directBytesWritten: Int { core.directBytesWritten }
+    /// Times a publishing thread wrote libmosquitto's queue itself (`writesFromPublishingThread`; tests).
+    var publisherWriteCount: Int { core.publisherWriteCount }
 
     /// How long packets have been waiting to be written because the socket's buffer is full
     /// (the broker reads slower than this client publishes); nil when nothing waits, and

@@ -34,6 +34,12 @@ enum MosquittoLibrary {
 ///   made while connected (DirectLane.swift): the two never write at once, and the socket is
 ///   never closed or replaced under a writer. Order: `direct`, then libmosquitto's mutexes,
 ///   then `state`.
+/// - With `writesFromPublishingThread`, an API thread that queued packets also writes
+///   libmosquitto's queue (`mosquitto_loop_write`), under the same lock and only while the
+///   network thread has a connection up (`DirectLane.connectionUp`): never two writers, never
+///   during the connect. libmosquitto may then run on_publish (QoS 0 written) or, when the
+///   write fails and it closes the socket, on_disconnect on that thread: both only take
+///   `state`, so the lock order holds.
 final class MQTTClientCore: @unchecked Sendable {
     let configuration: MQTTConfiguration
     let mosq: OpaquePointer
@@ -70,6 +76,10 @@ final class MQTTClientCore: @unchecked Sendable {
     /// libmosquitto's mutexes (its calls made under it), then `state` (its callbacks).
     let direct = Mutex(DirectLane())
     let directLaneEnabled: Bool
+    /// `configuration.writesFromPublishingThread` over plain TCP: the thread that queued
+    /// packets writes them (`writeQueued`); the network thread runs its libmosquitto calls
+    /// under `direct`'s lock.
+    let publisherWrites: Bool
     /// The broker accepted a connection (set in on_connect, where the network thread already
     /// holds `direct`): the network thread opens the lane after that read.
     private let connackAccepted = Atomic<Bool>(false)
@@ -107,6 +117,7 @@ final class MQTTClientCore: @unchecked Sendable {
         self.wakePipe = fds
         self.usesOwnPoll = fds[0] >= 0
         self.directLaneEnabled = fds[0] >= 0 && configuration.writesQoS0Directly
+        self.publisherWrites = fds[0] >= 0 && configuration.writesFromPublishingThread
         self.configuration = configuration
         self.mosq = handle
         self.connectProperties = properties
@@ -313,6 +324,8 @@ final class MQTTClientCore: @unchecked Sendable {
 
     /// Bytes the direct lane has written (tests).
     var directBytesWritten: Int { direct.withLock { $0.bytesWritten } }
+    /// Times a publishing thread wrote libmosquitto's queue itself (tests).
+    var publisherWriteCount: Int { direct.withLock { $0.publisherWrites } }
 
     // MARK: Network thread
 
@@ -343,7 +356,42 @@ final class MQTTClientCore: @unchecked Sendable {
             batchHasPackets.store(true, ordering: .releasing)
             return
         }
-        wakePoll()
+        handOver()
+    }
+
+    /// Gets what libmosquitto holds written: by this thread when it may
+    /// (`writesFromPublishingThread`), else, or for what the socket did not take, by the
+    /// network thread, woken.
+    private func handOver() {
+        if !publisherWrites || writeQueued() { wakePoll() }
+    }
+
+    /// Writes libmosquitto's queue from the calling thread (`writesFromPublishingThread`),
+    /// behind what the direct lane holds. Returns whether the network thread must be woken:
+    /// no connection up (it writes after the CONNACK), packets left (the socket is full), or
+    /// the write failed (libmosquitto closed the socket; the network thread reports it).
+    private func writeQueued() -> Bool {
+        direct.withLock { lane -> Bool in
+            guard lane.connectionUp, lane.publisherWriteFailure == nil else { return true }
+            let socket = mosquitto_socket(mosq)
+            guard socket >= 0 else { return true }
+            if directLaneEnabled, lane.pending > 0 {
+                if lane.socket >= 0 { lane.flush() }
+                if lane.pending > 0 { return true }  // the lane's bytes go first (DirectLane rule 3)
+            }
+            guard mosquitto_want_write(mosq) else { return false }
+            lane.countPublisherWrite()
+            setCork(socket, true)
+            let rc = mosquitto_loop_write(mosq, 1)
+            let savedErrno = errno
+            setCork(socket, false)
+            if rc != MOSQ_ERR_SUCCESS.rawValue || mosquitto_socket(mosq) < 0 {
+                lane.publisherWriteFailure = (rc == MOSQ_ERR_SUCCESS.rawValue ? MOSQ_ERR_CONN_LOST.rawValue : rc, savedErrno)
+                return true
+            }
+            if directLaneEnabled { releaseDirectLane(&lane) }
+            return mosquitto_want_write(mosq)
+        }
     }
 
     /// Publishes until the matching `endBatch()` do not wake the network thread one by one.
@@ -357,7 +405,7 @@ final class MQTTClientCore: @unchecked Sendable {
         guard batchDepth.subtract(1, ordering: .acquiringAndReleasing).newValue == 0, usesOwnPoll else { return }
         flushDirect()
         if batchHasPackets.exchange(false, ordering: .acquiringAndReleasing) {
-            wakePoll()
+            handOver()
         }
     }
 
@@ -389,13 +437,14 @@ final class MQTTClientCore: @unchecked Sendable {
             while read(wakePipe[0], &drain, drain.count) > 0 {}
         }
         let readable = fds[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0
-        guard directLaneEnabled else {
+        guard directLaneEnabled || publisherWrites else {
             var none = DirectLane()
             return serviceSocket(socket, readable: readable, lane: &none, laneEnabled: false)
         }
-        // Every libmosquitto call under the lane's lock (DirectLane rule 1).
+        // Every libmosquitto call under the lane's lock (DirectLane rule 1; a publishing
+        // thread's writes, writesFromPublishingThread).
         return direct.withLock { lane in
-            let rc = serviceSocket(socket, readable: readable, lane: &lane, laneEnabled: true)
+            let rc = serviceSocket(socket, readable: readable, lane: &lane, laneEnabled: directLaneEnabled)
             if lane.socket >= 0 && lane.socket != mosquitto_socket(mosq) { lane.close() }
             return rc
         }
@@ -478,6 +527,7 @@ final class MQTTClientCore: @unchecked Sendable {
                 // connection and keep it open after the node dies, delaying the will.
                 let socket = mosquitto_socket(mosq)
                 if socket >= 0 { _ = fcntl(socket, F_SETFD, fcntl(socket, F_GETFD) | FD_CLOEXEC) }
+                if publisherWrites { direct.withLock { $0.connectionUp = true } }
                 var stopDeadline: ContinuousClock.Instant?
                 while true {
                     if stopDeadline == nil, state.withLock({ $0.stopRequested }) {
@@ -497,6 +547,17 @@ final class MQTTClientCore: @unchecked Sendable {
                 }
             }
             backlogSinceNs.store(0, ordering: .releasing)
+            if publisherWrites {
+                // A publishing thread's failed write closed the socket: its error is the reason
+                // (this thread saw only the closed socket).
+                let failure = direct.withLock { lane in
+                    defer { lane.connectionUp = false; lane.publisherWriteFailure = nil }
+                    return lane.publisherWriteFailure
+                }
+                if let failure, rc == MOSQ_ERR_SUCCESS.rawValue || rc == MOSQ_ERR_NO_CONN.rawValue {
+                    (rc, savedErrno) = failure
+                }
+            }
             if directLaneEnabled {
                 direct.withLock { $0.close() }
                 connackAccepted.store(false, ordering: .releasing)

@@ -151,6 +151,13 @@ public struct MQTTConfiguration: Sendable {
     /// going through libmosquitto's queue and network thread (`DirectLane`). Their order with
     /// the client's other publishes is kept. Plain TCP only: ignored with TLS. Off by default.
     public var writesQoS0Directly = false
+    /// The thread that hands packets to libmosquitto (at the end of a batch, or a publish made
+    /// outside one) also writes them to the socket, under the lock the network thread holds
+    /// for its own libmosquitto calls, instead of waking the network thread to write them:
+    /// one thread switch less between a publish and the broker. The network thread still
+    /// reads, keeps the connection alive and writes what a full socket left. Plain TCP only:
+    /// ignored with TLS. Off by default.
+    public var writesFromPublishingThread = false
 
     /// Creates a configuration; see the properties for the meaning of each argument.
     public init(

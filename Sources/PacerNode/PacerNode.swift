@@ -100,6 +100,9 @@ public struct PacerNode: Sendable {
         // shutdown in that state still ends within 2 s.
         c.shutdownTimeout = .seconds(1)
         c.reconnect = reconnectPolicy
+        // The engine's thread writes its states, events and replies to the socket at the end
+        // of each batch: no wake-up of the network thread between a command and its answer.
+        c.writesFromPublishingThread = true
         return c
     }
 
@@ -112,6 +115,7 @@ public struct PacerNode: Sendable {
         c.shutdownTimeout = .seconds(1)
         c.reconnect = reconnectPolicy
         c.writesQoS0Directly = true
+        c.writesFromPublishingThread = true
         return c
     }
 }

@@ -150,6 +150,16 @@ func measure(_ body: () async throws -> Void) async rethrows -> Duration {
 }
 
 /// Waits until the broker's log contains `text` at least `times` times.
+/// Waits until the broker's log holds `times` lines, in all, that contain one of `texts`.
+func waitForLog(of broker: TestBroker, toContainAnyOf texts: [String], times: Int, timeout: Duration = .seconds(10)) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while texts.map({ broker.log.components(separatedBy: $0).count - 1 }).reduce(0, +) < times {
+        if ContinuousClock.now >= deadline { return false }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return true
+}
+
 func waitForLog(of broker: TestBroker, toContain text: String, times: Int, timeout: Duration = .seconds(10)) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while broker.log.components(separatedBy: text).count - 1 < times {
