@@ -78,7 +78,19 @@ public enum TimerOperation: Sendable, Equatable {
     /// `toggle`, `cancel`, `reset`, `finish`, `skip`, `back`, `ack`, `snooze` (60 s),
     /// `snooze 120`, `+30`, `-10`. Nil for anything else.
     public init?(word: String) {
-        let text = word.filter { !$0.isWhitespace || $0 == " " }.lowercased()
+        let text: String
+        if word.utf8.allSatisfy({ $0 < 0x80 }) {
+            // ASCII (the usual word): the same filter and lowercasing over bytes, without a
+            // Unicode property lookup per character.
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(word.utf8.count)
+            for byte in word.utf8 where !(0x09...0x0D).contains(byte) {
+                bytes.append((0x41...0x5A).contains(byte) ? byte + 0x20 : byte)
+            }
+            text = String(decoding: bytes, as: UTF8.self)
+        } else {
+            text = word.filter { !$0.isWhitespace || $0 == " " }.lowercased()
+        }
         let trimmed = String(text.drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
         let parts = trimmed.split(separator: " ")
         if parts.count == 2, parts[0] == "snooze", let seconds = Int(parts[1]) {

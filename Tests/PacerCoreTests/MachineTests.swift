@@ -696,6 +696,20 @@ struct CommandAndLedgerTests {
         #expect(TimerOperation.ack.action == "ack")
     }
 
+    /// ASCII words take a byte path; the rest the Unicode one. The same word with a non-ASCII
+    /// space added (U+00A0, removed as white space by both) must read the same either way.
+    @Test func asciiAndUnicodeWordsReadAlike() {
+        let words = ["TOGGLE", "\tpause\u{0B}", "Snooze\u{0C}90", "  adjust -15 ", "+5\r\n", "ReStart", "ack\u{1F}", "snooze\t\t30", "sk ip"]
+        for word in words {
+            #expect(TimerOperation(word: word) == TimerOperation(word: word + "\u{00A0}"), "\(word.debugDescription)")
+        }
+        #expect(TimerOperation(word: "TOGGLE") == .toggle)
+        #expect(TimerOperation(word: "ack\u{1F}") == nil)  // U+001F is not white space
+        #expect(TimerOperation(word: "Snooze\u{0C}90") == nil)  // a form feed is dropped, not a separator
+        #expect(TimerOperation(word: "snooze\t\t30") == nil)
+        #expect(TimerOperation(word: "  adjust -15 ") == .adjust(seconds: -15))
+    }
+
     @Test func ledgerRemembersTheFirstReplyWithinTheWindow() throws {
         var ledger = RequestLedger(windowMs: 10_000, capacity: 3)
         #expect(ledger.reply(for: "a", now: 0) == nil)
