@@ -45,6 +45,8 @@ let package = Package(
             pkgConfig: "alsa",
             providers: [.apt(["libasound2-dev"])]
         ),
+        // glibc's <malloc.h> (mallopt), which Swift's Glibc module leaves out; part of libc.
+        .systemLibrary(name: "CMalloc"),
         // Sound cues on the node's speaker: tones made in code, played through ALSA (or
         // rendered to a WAV file) on a thread of their own. The only importer of CALSA.
         .target(
@@ -92,6 +94,7 @@ let package = Package(
                 "PacerNode",
                 "PacerControl",
                 "Mosquitto",
+                "CMalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

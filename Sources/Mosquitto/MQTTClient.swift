@@ -251,6 +251,9 @@ public final class MQTTClient: @unchecked Sendable {
     var directBytesWritten: Int { core.directBytesWritten }
     /// Times a publishing thread wrote libmosquitto's queue itself (`writesFromPublishingThread`; tests).
     var publisherWriteCount: Int { core.publisherWriteCount }
+    /// The flush of kept publishes after the last CONNACK has not ended: QoS 0 publishes made
+    /// now may overtake QoS 1 ones (tests that check the order on the wire wait for its end).
+    var connectFlushPending: Bool { core.connectFlushPending }
 
     /// How long packets have been waiting to be written because the socket's buffer is full
     /// (the broker reads slower than this client publishes); nil when nothing waits, and

@@ -326,6 +326,8 @@ final class MQTTClientCore: @unchecked Sendable {
     var directBytesWritten: Int { direct.withLock { $0.bytesWritten } }
     /// Times a publishing thread wrote libmosquitto's queue itself (tests).
     var publisherWriteCount: Int { direct.withLock { $0.publisherWrites } }
+    /// The flush after the last CONNACK has not ended (tests).
+    var connectFlushPending: Bool { state.withLock { $0.connectFlushPending } }
 
     // MARK: Network thread
 

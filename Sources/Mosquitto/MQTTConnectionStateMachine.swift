@@ -194,6 +194,13 @@ struct MQTTConnectionStateMachine {
         return false
     }
 
+    /// The flush of the kept publishes that a CONNACK starts has not ended yet. Meanwhile QoS 1/2
+    /// publishes queue behind it and QoS 0 ones go out at once, so they may overtake.
+    var connectFlushPending: Bool {
+        if case .connected(let context) = state { return context.flush == .pending }
+        return false
+    }
+
     private var currentGeneration: Int? {
         switch state {
         case .connected(let context): context.generation

@@ -91,8 +91,9 @@ public enum TimerOperation: Sendable, Equatable {
         } else {
             text = word.filter { !$0.isWhitespace || $0 == " " }.lowercased()
         }
-        let trimmed = String(text.drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
-        let parts = trimmed.split(separator: " ")
+        // `split` leaves out empty parts: spaces around and between the words need no trimming.
+        // (A trim building a String from reversed Characters was a tenth of a toggle's work.)
+        let parts = text.split(separator: " ")
         if parts.count == 2, parts[0] == "snooze", let seconds = Int(parts[1]) {
             self = .snooze(seconds: seconds)
             return

@@ -68,6 +68,7 @@ extension Pacer {
             // Before anything else: a SIGTERM while the node is still starting stops it cleanly.
             let (earlySignals, signalSources) = EarlySignals.watch()
             defer { withExtendedLifetime(signalSources) {} }
+            MallocTuning.apply()
             let config = try options.load()
             LoggingSystem.bootstrap { label in
                 var handler = StreamLogHandler.standardError(label: label)

@@ -51,6 +51,7 @@ extension BrokerTests {
             defer { proxy.stop() }
             let subscriber = try await ConnectedClient(configuration(broker))
             let publisher = try await ConnectedClient(directConfiguration(broker, version: version, port: proxy.port))
+            #expect(await publisher.flushEnded())  // the order on the wire holds once it has ended
             let topic = unique("direct")
             try await subscriber.client.subscribe(to: topic, qos: .atLeastOnce)
             // Rounds like a node's instants: a batch of 50 (one `send`), or 50 single publishes,
@@ -81,9 +82,10 @@ extension BrokerTests {
             let reliable = received.filter { $0 % 50 == 17 }
             let unreliable = received.filter { $0 % 50 != 17 }
             #expect(reliable == reliable.sorted() && unreliable == unreliable.sorted())
-            // The lane carried a part of them (each round's publishes before its QoS 1 one, when the
-            // previous PUBACK is in; through the proxy fewer than directly, so only "many").
-            #expect(publisher.client.directBytesWritten > 20 * (topic.utf8.count + 4), "the lane was hardly used: \(publisher.client.directBytesWritten) bytes")
+            // The lane carried a part of them: at least the first round's 17 publishes before its
+            // QoS 1 one (each at least the topic and 4 bytes); later rounds' only when the previous
+            // PUBACK came within the pause, which a loaded machine does not promise.
+            #expect(publisher.client.directBytesWritten >= 17 * (topic.utf8.count + 4), "the lane was hardly used: \(publisher.client.directBytesWritten) bytes")
             // The broker kept the last one as the retained value.
             let late = try await ConnectedClient(configuration(broker))
             try await late.client.subscribe(to: topic, qos: .atLeastOnce)

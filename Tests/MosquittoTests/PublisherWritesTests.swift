@@ -17,6 +17,7 @@ extension BrokerTests {
             c.writesFromPublishingThread = true
             c.writesQoS0Directly = directLane
             let publisher = try await ConnectedClient(c)
+            #expect(await publisher.flushEnded())
             let topic = unique("publisher-writes")
             try await subscriber.client.subscribe(to: topic, qos: .atLeastOnce)
             let deliveries = Collector(publisher.client.deliveries)

@@ -1,5 +1,5 @@
 import Foundation
-import Mosquitto
+@testable import Mosquitto
 import PacerTestSupport
 import Synchronization
 import Testing
@@ -97,6 +97,18 @@ struct ConnectedClient {
         events = Collector(client.connectionEvents)
         if connect { try await client.connect() }
     }
+
+    /// Waits (at most 10 s) until the flush after the CONNACK has ended; false if it has not. The
+    /// connect returns on the CONNACK, and a loaded network thread may take a while to run the
+    /// flush: QoS 1 publishes made before it ends wait behind it, and QoS 0 ones overtake them.
+    func flushEnded() async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while client.connectFlushPending {
+            if ContinuousClock.now >= deadline { return false }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        return true
+    }
 }
 
 extension MQTTConnectionEvent {
@@ -122,6 +134,17 @@ extension ConnectedClient {
         return await messages.first(from: start) { $0.topic == topic && $0.payload == payload } != nil
     }
 
+    /// Publishes at QoS 1; false when refused as not connected, other errors thrown.
+    private func publishUnlessRefusedWhileDown(to topic: String, string: String) async throws -> Bool {
+        do {
+            try await client.publish(to: topic, string: string, qos: .atLeastOnce)
+            return true
+        } catch {
+            guard error.code == .notConnected else { throw error }
+            return false
+        }
+    }
+
     /// Publishes numbered messages to `topic` every 100 ms until `receiver` gets one
     /// (bounded). For checks right after a reconnect, when the receiver's SUBSCRIBE may
     /// still be on its way to the broker.
@@ -133,7 +156,12 @@ extension ConnectedClient {
         var counter = 0
         while ContinuousClock.now < deadline {
             counter += 1
-            try await client.publish(to: topic, string: "ping \(counter)", qos: .atLeastOnce)
+            // Right after a reconnect the publishes kept while down (at most 1,000) may still be
+            // on their way, and a full queue refuses more: then try again once it has drained.
+            if try await !publishUnlessRefusedWhileDown(to: topic, string: "ping \(counter)") {
+                try await Task.sleep(for: .milliseconds(50))
+                continue
+            }
             if let message = await receiver.messages.first(from: start, timeout: .milliseconds(100), where: { $0.topic == topic }) {
                 return message
             }

@@ -708,6 +708,12 @@ struct CommandAndLedgerTests {
         #expect(TimerOperation(word: "Snooze\u{0C}90") == nil)  // a form feed is dropped, not a separator
         #expect(TimerOperation(word: "snooze\t\t30") == nil)
         #expect(TimerOperation(word: "  adjust -15 ") == .adjust(seconds: -15))
+        // Spaces around and between the words count once; a word split by one is no word.
+        #expect(TimerOperation(word: "   snooze    120   ") == .snooze(seconds: 120))
+        #expect(TimerOperation(word: "\u{00A0} + 30 ") == nil)
+        #expect(TimerOperation(word: " \u{00A0}toggle\u{00A0}  ") == .toggle)
+        #expect(TimerOperation(word: "to ggle") == nil)
+        #expect(TimerOperation(word: "snooze 120 5") == nil)
     }
 
     @Test func ledgerRemembersTheFirstReplyWithinTheWindow() throws {
