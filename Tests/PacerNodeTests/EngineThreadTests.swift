@@ -96,7 +96,9 @@ struct EngineThreadTests {
             #expect(input == Self.deadline)
             #expect(onThread)
             #expect(atMs >= target + thread.groupingMs, "delivered \(target + thread.groupingMs - atMs) ms early")
-            #expect(atMs < target + 10_000, "delivered \(atMs - target) ms late")  // only that it comes: lateness is the benchmark's
+            // Only that it comes: lateness is the benchmark's. (A loaded CI run once saw one come
+            // 13 s late, with the whole suite running beside it; the bound is for a lost alarm.)
+            #expect(atMs < target + 60_000, "delivered \(atMs - target) ms late")
             #expect(thread.armedMonotonicMs == nil, "a delivered deadline is forgotten")
         }
     }
