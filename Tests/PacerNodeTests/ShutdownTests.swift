@@ -107,13 +107,18 @@ struct ShutdownTests {
     func duringOutboxCheck() async throws {
         let config = """
             timers:
-              - {id: egg, name: Egg, spec: {kind: countdown, duration: 1s}}
+              - {id: egg, name: Egg, spec: {kind: countdown, duration: 5s}}
             """
         try await withNode(.init(config: config)) { node in
+            let sent = ContinuousClock.now
             let start = try await node.send(["action": "start"], timer: "egg")
             let revision = try #require(start.revision)
             await node.kill()
-            try await Task.sleep(for: .milliseconds(1_500))
+            // The countdown must end while the node is down, so that the restart writes its event.
+            // (A loaded CI run once killed the node only after a 1 s countdown had ended and
+            // published its event.)
+            try #require(ContinuousClock.now - sent < .seconds(5), "the node was killed after the countdown ended")
+            try await Task.sleep(until: sent + .milliseconds(5_500))
             // No retained state: the check waits its whole window (1.5 s) for one.
             try await node.probe.publish(node.topic("egg", "state"), [], retain: true)
             let restart = node.probe.count
