@@ -16,10 +16,15 @@ public enum JSONValue: Sendable, Hashable, Codable {
             self = .null
         } else if let value = try? container.decode(Bool.self) {
             self = .bool(value)
-        } else if let value = try? container.decode(Int64.self) {
-            self = .number(Double(value))
         } else if let value = try? container.decode(Double.self) {
+            // Double, not Int64 first: Foundation's JSONDecoder reads a number beyond 2^53 with a
+            // fraction as an Int64 by dropping the fraction (`9223372036012345.789` gives
+            // …345, then …344 as a Double), where the nearest Double is …346.
             self = .number(value)
+        } else if let value = try? container.decode(Int64.self) {
+            // What Foundation refuses as a Double but reads as an Int64: a number too small for a
+            // Double (`1.5e-640`), which is 0.
+            self = .number(Double(value))
         } else if let value = try? container.decode(String.self) {
             self = .string(value)
         } else if let value = try? container.decode([JSONValue].self) {
