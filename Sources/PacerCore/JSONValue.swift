@@ -220,3 +220,38 @@ extension JSONValue: CustomStringConvertible {
         out.append(UInt8(ascii: "\""))
     }
 }
+
+extension JSONValue {
+    /// The bytes `jsonBytes` gives for `.object(members)` with one more member, `key`, whose
+    /// value is JSON text already written (`json`, e.g. `TimerSnapshot.jsonBytes`): it is copied
+    /// in place, not decoded and written again. A `key` that `members` also holds is written once,
+    /// with `json`.
+    public static func objectBytes(_ members: [String: JSONValue], adding key: String, json: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(json.count + 16 * members.count + key.utf8.count + 8)
+        out.append(UInt8(ascii: "{"))
+        var pending = true  // `key` is still to be written
+        var first = true
+        func separate() {
+            if !first { out.append(UInt8(ascii: ",")) }
+            first = false
+        }
+        func writeRaw() {
+            separate()
+            JSONValue.writeString(key, into: &out)
+            out.append(UInt8(ascii: ":"))
+            out += json
+            pending = false
+        }
+        for member in members.sorted(by: { $0.key < $1.key }) where member.key != key {
+            if pending && key < member.key { writeRaw() }
+            separate()
+            JSONValue.writeString(member.key, into: &out)
+            out.append(UInt8(ascii: ":"))
+            member.value.write(into: &out)
+        }
+        if pending { writeRaw() }
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+}

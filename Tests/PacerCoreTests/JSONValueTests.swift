@@ -67,6 +67,29 @@ struct JSONValueTests {
         }
     }
 
+    @Test("an object with one member already written gives exactly the whole object's bytes, on 2,000 random objects")
+    func objectWithWrittenMember() async {
+        await propertyCheck(count: 2_000, input: Gen.uint64().array(of: 1...200)) { choices in
+            var source = Choices(choices)
+            var members: [String: JSONValue] = [:]
+            for _ in 0..<Int(source.next() % 8) { members[randomString(&source)] = randomValue(&source, depth: 1) }
+            // The added key is sometimes one the members hold: written once, with the given value.
+            let key = source.next() % 4 == 0 && !members.isEmpty ? members.keys.sorted()[Int(source.next() % UInt64(members.count))] : randomString(&source)
+            let value = randomValue(&source, depth: 0)
+            var whole = members
+            whole[key] = value
+            let bytes = JSONValue.objectBytes(members, adding: key, json: value.jsonBytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == reference(.object(whole)))
+        }
+        // The added member first, between and last (keys sort as Swift strings).
+        let members: [String: JSONValue] = ["b": 1, "d": [true, nil]]
+        for (key, text) in [("a", #"{"a":"x","b":1,"d":[true,null]}"#), ("c", #"{"b":1,"c":"x","d":[true,null]}"#),
+                            ("e", #"{"b":1,"d":[true,null],"e":"x"}"#), ("b", #"{"b":"x","d":[true,null]}"#)] {
+            #expect(String(decoding: JSONValue.objectBytes(members, adding: key, json: Array(#""x""#.utf8)), as: UTF8.self) == text)
+        }
+        #expect(String(decoding: JSONValue.objectBytes([:], adding: "s", json: Array("{}".utf8)), as: UTF8.self) == #"{"s":{}}"#)
+    }
+
     @Test("a state snapshot's direct writer gives exactly its JSON value's bytes, on 2,000 random snapshots")
     func snapshotWriterMatchesValue() async throws {
         let specs: [JSONValue] = [

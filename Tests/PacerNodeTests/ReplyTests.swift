@@ -22,6 +22,10 @@ struct ReplyTests {
             #expect(reply.json?["timer"] == "t1")
             #expect(reply.json?["revision"]?.int != nil)
             #expect(reply.json?["state"]?["status"] == "running")
+            // Its bytes are what the one JSON writer gives for its value (keys sorted, compact),
+            // though its state is spliced in already written (CommandResult).
+            #expect(reply.json.map { String(decoding: $0.jsonBytes, as: UTF8.self) } == String(decoding: reply.message.payload, as: UTF8.self))
+            #expect(reply.json?.object.map { Array($0.keys).sorted() } == ["id", "ok", "revision", "state", "timer"])
 
             // An error reply takes the same path and echoes the id too.
             let bad = try await node.probe.request(#"{"action":"explode","id":"req-6"}"#.utf8.map { $0 }, on: node.topic("cmd"), correlation: [1, 2, 3])
@@ -29,6 +33,7 @@ struct ReplyTests {
             #expect(bad.json?["id"] == "req-6")
             #expect(bad.json?["ok"] == false)
             #expect(bad.json?["error"]?["code"] == "unknown_action")
+            #expect(bad.json.map { String(decoding: $0.jsonBytes, as: UTF8.self) } == String(decoding: bad.message.payload, as: UTF8.self))
             let badMessage = bad.json?["error"]?["message"]?.string ?? ""
             #expect(badMessage.contains("explode"), "\(badMessage)")
 

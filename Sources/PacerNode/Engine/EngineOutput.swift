@@ -6,16 +6,12 @@ import PacerStore
 struct EngineOutput {
     struct Reply {
         var topic: String
-        var body: JSONValue {
-            didSet { encoded = nil }
-        }
+        /// The request's id (`null` without one): an error reply in its place keeps it (`refuse`).
+        var id: JSONValue
+        /// The reply's JSON, written once, before the store write: a recorded reply shares these
+        /// bytes with the ledger and the store.
+        var payload: [UInt8]
         var correlationData: [UInt8]?
-        /// `body`'s JSON bytes when they were already written (a recorded reply: the ledger
-        /// and the store keep the same bytes); cleared when `body` changes.
-        var encoded: [UInt8]? = nil
-
-        /// The payload: the bytes already written, or `body` written now.
-        var payload: [UInt8] { encoded ?? JSONCoding.encode(body) }
     }
 
     /// Timers whose state may have changed, in first-touched order.
@@ -94,7 +90,7 @@ struct EngineOutput {
         requests = []
         replies = replies.map { reply in
             var reply = reply
-            reply.body = NodeEngine.errorBody(id: reply.body.object?["id"] ?? .null, error)
+            reply.payload = JSONCoding.encode(NodeEngine.errorBody(id: reply.id, error))
             return reply
         }
     }

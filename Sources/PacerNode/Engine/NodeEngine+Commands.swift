@@ -10,8 +10,11 @@ extension NodeEngine {
         let topicTimer = topics.timerID(ofCommandTopic: message.topic)
         // MQTT 5 request/response: reply on the request's response topic with its correlation data.
         let replyTopic = message.properties.responseTopic.flatMap { Self.isValidPublishTopic($0) ? $0 : nil } ?? topics.reply
-        func reply(_ body: JSONValue, encoded: [UInt8]? = nil) {
-            output.replies.append(.init(topic: replyTopic, body: body, correlationData: message.properties.correlationData, encoded: encoded))
+        func reply(_ body: JSONValue) {
+            reply(JSONCoding.encode(body), id: body["id"] ?? .null)
+        }
+        func reply(_ payload: [UInt8], id: JSONValue) {
+            output.replies.append(.init(topic: replyTopic, id: id, payload: payload, correlationData: message.properties.correlationData))
         }
 
         let parsed: NodeCommand
@@ -42,24 +45,23 @@ extension NodeEngine {
         }
 
         output.rollback = (timers: parsed.timerID.map { [$0: timers[$0]] } ?? [:], requestID: nil)
-        let body: JSONValue
+        // Written once, here (before the store write, not between it and the publishes): the
+        // ledger, the store and the reply itself share the bytes.
+        let bytes: [UInt8]
         switch execute(parsed, now: now, into: &output) {
         case .success(let result):
-            body = result.merging(["id": requestID, "ok": .bool(true)])
+            bytes = result.replyBytes(id: requestID)
         case .failure(let error):
             logger.notice("command refused", metadata: ["timer": "\(parsed.timerID ?? "-")", "code": "\(error.code.rawValue)", "reason": "\(error.message)"])
-            body = Self.errorBody(id: requestID, error)
+            bytes = JSONCoding.encode(Self.errorBody(id: requestID, error))
         }
-        var encoded: [UInt8]?
         if let id = parsed.requestID, Self.isRecordable(parsed.request) {
-            // Written once: the ledger, the store and the reply itself share the bytes.
-            let bytes = JSONCoding.encode(body)
-            ledger.record(id: id, reply: body, encoded: bytes, now: now)
+            // Copied out of the writer's buffer: the ledger keeps it at its size, not its capacity.
+            ledger.record(id: id, encodedReply: Array(bytes[...]), now: now)
             output.rollback?.requestID = id
             output.requests.append(RequestRecord(id: id, reply: bytes, atMs: now))
-            encoded = bytes
         }
-        reply(body, encoded: encoded)
+        reply(bytes, id: requestID)
     }
 
     /// Answers a clock request from the `time` topic (read-only displays may publish there):
@@ -86,7 +88,7 @@ extension NodeEngine {
         if case .object(let o) = body, o["ok"] == .bool(false) {
             logger.notice("rejected a clock request", metadata: ["reason": "\(body)"])
         }
-        output.replies.append(.init(topic: replyTopic, body: body, correlationData: message.properties.correlationData))
+        output.replies.append(.init(topic: replyTopic, id: body["id"] ?? .null, payload: JSONCoding.encode(body), correlationData: message.properties.correlationData))
     }
 
     /// The `time` reply: the node's clock.
@@ -102,7 +104,7 @@ extension NodeEngine {
         }
     }
 
-    private func execute(_ command: NodeCommand, now: Millis, into output: inout EngineOutput) -> Result<JSONValue, ReplyError> {
+    private func execute(_ command: NodeCommand, now: Millis, into output: inout EngineOutput) -> Result<CommandResult, ReplyError> {
         switch command.request {
         case .timer(let id, let operation, let specJSON, let name):
             return timerOperation(id: id, operation: operation, specJSON: specJSON, name: name, command: command, now: now, into: &output)
@@ -126,7 +128,7 @@ extension NodeEngine {
             deadlines.set(.timer(id), at: nil)
             output.deletedTimers.append(id)
             output.infoChanged = true
-            return .success(.object(["timer": .string(id), "deleted": .bool(true)]))
+            return .success(CommandResult(.object(["timer": .string(id), "deleted": .bool(true)])))
         case .list:
             let list: [JSONValue] = timers.ids.map { id in
                 let s = snapshot(of: timers[id]!, now: now)
@@ -136,14 +138,14 @@ extension NodeEngine {
                     "remaining_ms": .optional(s.remainingMs), "display": .string(s.display), "revision": .int(s.revision),
                 ])
             }
-            return .success(.object(["timers": .array(list)]))
+            return .success(CommandResult(.object(["timers": .array(list)])))
         case .time:
-            return .success(Self.timeBody(now: now))
+            return .success(CommandResult(Self.timeBody(now: now)))
         case .history(let timer, let since, let limit):
-            guard let store else { return .success(.object(["events": .array([])])) }
+            guard let store else { return .success(CommandResult(.object(["events": .array([])]))) }
             do {
                 let records = try store.history(HistoryQuery(timer: timer, sinceMs: since, limit: limit))
-                return .success(.object(["events": .array(records.map { JSONCoding.decode($0.payload) ?? .null })]))
+                return .success(CommandResult(.object(["events": .array(records.map { JSONCoding.decode($0.payload) ?? .null })])))
             } catch {
                 return .failure(.init(.storageFailure, "could not read the history: \(error)"))
             }
@@ -151,7 +153,7 @@ extension NodeEngine {
     }
 
     private func timerOperation(id: String, operation: TimerOperation, specJSON: JSONValue?, name: String?,
-                                command: NodeCommand, now: Millis, into output: inout EngineOutput) -> Result<JSONValue, ReplyError> {
+                                command: NodeCommand, now: Millis, into output: inout EngineOutput) -> Result<CommandResult, ReplyError> {
         var newSpec: TimerSpec?
         if let specJSON {
             switch parseSpec(specJSON) {
@@ -220,9 +222,9 @@ extension NodeEngine {
         }
     }
 
-    private func timerReply(_ id: String, now: Millis) -> JSONValue {
+    private func timerReply(_ id: String, now: Millis) -> CommandResult {
         let snap = snapshot(of: timers[id]!, now: now)
-        return .object(["timer": .string(id), "revision": .int(snap.revision), "state": snap.json])
+        return CommandResult(members: ["timer": .string(id), "revision": .int(snap.revision)], state: snap.jsonBytes)
     }
 
     private func unknownTimer(_ id: String) -> ReplyError {
@@ -250,5 +252,33 @@ extension NodeEngine {
     func rateLimitError(retryInMs: Millis) -> ReplyError {
         let limit = configuration.limits.commandRate
         return ReplyError(.rateLimited, "too many commands from this sender (limits.command_rate: \(limit?.perSecond ?? 0)/s, burst \(limit?.burst ?? 0)); nothing changed, retry in \(retryInMs) ms")
+    }
+}
+
+/// What a command that succeeded answers: its reply's members besides `id` and `ok`, and a
+/// timer's `state`, written straight from its snapshot (`TimerSnapshot.jsonBytes`) instead of
+/// built as a 36-member object and sorted again (20–40 µs of every timer command's reply).
+struct CommandResult {
+    var members: [String: JSONValue]
+    /// The reply's `state` member, JSON already written.
+    var state: [UInt8]?
+
+    init(members: [String: JSONValue], state: [UInt8]? = nil) {
+        self.members = members
+        self.state = state
+    }
+
+    /// A reply that is only members (`value`, an object).
+    init(_ value: JSONValue) {
+        self.init(members: value.object ?? [:])
+    }
+
+    /// The reply's JSON: the members with `id` and `"ok": true`, and `state` when there is one.
+    func replyBytes(id: JSONValue) -> [UInt8] {
+        var all = members
+        all["id"] = id
+        all["ok"] = .bool(true)
+        guard let state else { return JSONCoding.encode(.object(all)) }
+        return JSONValue.objectBytes(all, adding: "state", json: state)
     }
 }
