@@ -12,6 +12,18 @@ struct EngineOutput {
         /// bytes with the ledger and the store.
         var payload: [UInt8]
         var correlationData: [UInt8]?
+
+        init(topic: String, id: JSONValue, payload: [UInt8], correlationData: [UInt8]?) {
+            self.topic = topic
+            self.id = id
+            self.payload = payload
+            self.correlationData = correlationData
+        }
+
+        /// A reply written from its value; its `id` member is kept.
+        init(topic: String, body: JSONValue, correlationData: [UInt8]?) {
+            self.init(topic: topic, id: body["id"] ?? .null, payload: JSONCoding.encode(body), correlationData: correlationData)
+        }
     }
 
     /// Timers whose state may have changed, in first-touched order.

@@ -13,12 +13,3 @@ enum JSONCoding {
         try? JSONValue.parse(bytes)
     }
 }
-
-extension JSONValue {
-    /// Adds or replaces members of an object (no-op for other values).
-    func merging(_ members: [String: JSONValue]) -> JSONValue {
-        guard case .object(var o) = self else { return self }
-        for (k, v) in members { o[k] = v }
-        return .object(o)
-    }
-}

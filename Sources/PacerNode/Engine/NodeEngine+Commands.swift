@@ -11,10 +11,7 @@ extension NodeEngine {
         // MQTT 5 request/response: reply on the request's response topic with its correlation data.
         let replyTopic = message.properties.responseTopic.flatMap { Self.isValidPublishTopic($0) ? $0 : nil } ?? topics.reply
         func reply(_ body: JSONValue) {
-            reply(JSONCoding.encode(body), id: body["id"] ?? .null)
-        }
-        func reply(_ payload: [UInt8], id: JSONValue) {
-            output.replies.append(.init(topic: replyTopic, id: id, payload: payload, correlationData: message.properties.correlationData))
+            output.replies.append(.init(topic: replyTopic, body: body, correlationData: message.properties.correlationData))
         }
 
         let parsed: NodeCommand
@@ -61,7 +58,7 @@ extension NodeEngine {
             output.rollback?.requestID = id
             output.requests.append(RequestRecord(id: id, reply: bytes, atMs: now))
         }
-        reply(bytes, id: requestID)
+        output.replies.append(.init(topic: replyTopic, id: requestID, payload: bytes, correlationData: message.properties.correlationData))
     }
 
     /// Answers a clock request from the `time` topic (read-only displays may publish there):
@@ -73,7 +70,7 @@ extension NodeEngine {
         var body: JSONValue
         switch parser.parseTimeRequest(message.payload, topic: topics.time) {
         case .success(let id):
-            body = Self.timeBody(now: now).merging(["id": .optional(id), "ok": .bool(true)])
+            body = .object(Self.timeMembers(now: now).merging(["id": .optional(id), "ok": .bool(true)]) { $1 })
         case .failure(let error):
             body = Self.errorBody(id: parser.requestID(in: message.payload).map(JSONValue.string) ?? .null, error)
         }
@@ -88,12 +85,12 @@ extension NodeEngine {
         if case .object(let o) = body, o["ok"] == .bool(false) {
             logger.notice("rejected a clock request", metadata: ["reason": "\(body)"])
         }
-        output.replies.append(.init(topic: replyTopic, id: body["id"] ?? .null, payload: JSONCoding.encode(body), correlationData: message.properties.correlationData))
+        output.replies.append(.init(topic: replyTopic, body: body, correlationData: message.properties.correlationData))
     }
 
-    /// The `time` reply: the node's clock.
-    static func timeBody(now: Millis) -> JSONValue {
-        .object(["now_ms": .int(now), "now": .string(iso8601(ms: now))])
+    /// The `time` reply's members: the node's clock.
+    static func timeMembers(now: Millis) -> [String: JSONValue] {
+        ["now_ms": .int(now), "now": .string(iso8601(ms: now))]
     }
 
     /// Read-only requests are not kept for dedup (answering them again is harmless and current).
@@ -128,7 +125,7 @@ extension NodeEngine {
             deadlines.set(.timer(id), at: nil)
             output.deletedTimers.append(id)
             output.infoChanged = true
-            return .success(CommandResult(.object(["timer": .string(id), "deleted": .bool(true)])))
+            return .success(CommandResult(members: ["timer": .string(id), "deleted": .bool(true)]))
         case .list:
             let list: [JSONValue] = timers.ids.map { id in
                 let s = snapshot(of: timers[id]!, now: now)
@@ -138,14 +135,14 @@ extension NodeEngine {
                     "remaining_ms": .optional(s.remainingMs), "display": .string(s.display), "revision": .int(s.revision),
                 ])
             }
-            return .success(CommandResult(.object(["timers": .array(list)])))
+            return .success(CommandResult(members: ["timers": .array(list)]))
         case .time:
-            return .success(CommandResult(Self.timeBody(now: now)))
+            return .success(CommandResult(members: Self.timeMembers(now: now)))
         case .history(let timer, let since, let limit):
-            guard let store else { return .success(CommandResult(.object(["events": .array([])]))) }
+            guard let store else { return .success(CommandResult(members: ["events": .array([])])) }
             do {
                 let records = try store.history(HistoryQuery(timer: timer, sinceMs: since, limit: limit))
-                return .success(CommandResult(.object(["events": .array(records.map { JSONCoding.decode($0.payload) ?? .null })])))
+                return .success(CommandResult(members: ["events": .array(records.map { JSONCoding.decode($0.payload) ?? .null })]))
             } catch {
                 return .failure(.init(.storageFailure, "could not read the history: \(error)"))
             }
@@ -266,11 +263,6 @@ struct CommandResult {
     init(members: [String: JSONValue], state: [UInt8]? = nil) {
         self.members = members
         self.state = state
-    }
-
-    /// A reply that is only members (`value`, an object).
-    init(_ value: JSONValue) {
-        self.init(members: value.object ?? [:])
     }
 
     /// The reply's JSON: the members with `id` and `"ok": true`, and `state` when there is one.
