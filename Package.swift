@@ -47,6 +47,9 @@ let package = Package(
         ),
         // glibc's <malloc.h> (mallopt), which Swift's Glibc module leaves out; part of libc.
         .systemLibrary(name: "CMalloc"),
+        // glibc's ppoll (a poll with a timespec timeout), which Swift's Glibc module leaves
+        // out; part of libc. The engine thread's sleep (PacerNode/Scheduling/EngineThread.swift).
+        .systemLibrary(name: "CTimerFD"),
         // Sound cues on the node's speaker: tones made in code, played through ALSA (or
         // rendered to a WAV file) on a thread of their own. The only importer of CALSA.
         .target(
@@ -71,7 +74,7 @@ let package = Package(
         .target(
             name: "PacerNode",
             dependencies: [
-                "Mosquitto", "PacerCore", "PacerStore", "PacerSound",
+                "Mosquitto", "PacerCore", "PacerStore", "PacerSound", "CTimerFD",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "DequeModule", package: "swift-collections"),

@@ -14,23 +14,27 @@ enum MosquittoLibrary {
 ///
 /// Threading: this type owns the `struct mosquitto *` and is shared by three kinds of
 /// thread: API callers (any task), the network thread (ours, one per connect cycle) and
-/// libmosquitto callbacks (always on the network thread, since it is the only thread that
-/// calls `mosquitto_loop`). It is `@unchecked Sendable` because of these invariants:
+/// libmosquitto callbacks (on the thread that serves the connection: the network thread, or
+/// the loop host's thread that it handed the connection to, ``MQTTLoopHost``; never both at
+/// once). It is `@unchecked Sendable` because of these invariants:
 /// - `mosq` is set once in `init` and never reassigned. Options, will, credentials, TLS
 ///   and callbacks are all set in `init`, before any thread exists; never again.
 /// - After that, only thread-safe libmosquitto calls are made from API threads
 ///   (`publish`, `subscribe`, `unsubscribe`, `disconnect`: they queue a packet under
 ///   libmosquitto's own mutexes and wake the loop through its socket pair). Connecting
-///   and `mosquitto_loop` happen on the network thread only.
+///   happens on the network thread only; the loop's turns on the thread serving the
+///   connection: the network thread, or a loop host while the network thread waits for the
+///   connection back (the hand-over is a semaphore, so the two never turn at once).
 /// - `mosquitto_destroy` runs exactly once, when the handle is closing, no API call is
 ///   inside it and the network thread has returned. ``MosquittoHandleLifetime`` hands
 ///   that duty to exactly one caller.
 /// - Callbacks get `self` through `Unmanaged` userdata, unretained: the network thread
-///   retains `self` while it runs, and callbacks run only on that thread.
+///   retains `self` while it runs (also while a loop host serves its connection, and the
+///   hosted loop retains it too), and callbacks run only inside a loop turn.
 /// - Mutable Swift state lives in `state` (a `Mutex`), which is never held while calling
 ///   into libmosquitto, so no lock-order cycle with libmosquitto's mutexes is possible.
 /// - With the direct lane (`writesQoS0Directly`), API threads also write to the socket, but
-///   only under `direct`'s lock, which the network thread holds for every libmosquitto call
+///   only under `direct`'s lock, which the serving thread holds for every libmosquitto call
 ///   made while connected (DirectLane.swift): the two never write at once, and the socket is
 ///   never closed or replaced under a writer. Order: `direct`, then libmosquitto's mutexes,
 ///   then `state`.
@@ -83,6 +87,13 @@ final class MQTTClientCore: @unchecked Sendable {
     /// The broker accepted a connection (set in on_connect, where the network thread already
     /// holds `direct`): the network thread opens the lane after that read.
     private let connackAccepted = Atomic<Bool>(false)
+
+    /// The thread that serves this client's connections in place of the network thread
+    /// (``MQTTClient/serveConnections(on:)``); held weakly: its owner keeps it.
+    let loopHost = Mutex(WeakLoopHost())
+    struct WeakLoopHost {
+        weak var host: (any MQTTLoopHost)?
+    }
 
     init(configuration: MQTTConfiguration) throws(MQTTError) {
         try configuration.validate()
@@ -417,50 +428,126 @@ final class MQTTClientCore: @unchecked Sendable {
         _ = write(wakePipe[1], &byte, 1)  // EAGAIN when the pipe is full: a wake-up is pending anyway
     }
 
-    /// One turn of the network loop over plain TCP, in place of `mosquitto_loop`: waits (at
-    /// most 1 s, for the keep-alive) for the socket or a wake-up, then reads, writes what is
-    /// queued and does the keep-alive. Unlike `mosquitto_loop` it does not watch
-    /// libmosquitto's socket pair, which gets one byte per queued packet: a batch of
-    /// publishes costs one wake-up of this thread (through `wakePipe`), not one per packet.
-    /// The bytes left in the socket pair are never read; once its buffer is full, the
-    /// non-blocking write in libmosquitto fails harmlessly.
-    private func pollOnce() -> Int32 {
+    /// What a served connection carries from one turn to the next (the network thread's, or
+    /// its host's: ``MQTTHostedLoop``).
+    struct TurnState {
+        /// Set once a `disconnect()` was seen: the DISCONNECT is queued, and the connection is
+        /// given up at this instant if the broker has not closed it by then.
+        var stopDeadline: ContinuousClock.Instant?
+        /// The last turn (a hosted loop turns at least once a second, for the keep-alive).
+        var lastTurn = ContinuousClock.now
+    }
+
+    /// The socket (read; write too while something waits to be written) and the wake-up pipe,
+    /// as one turn of the loop waits on them (plain TCP).
+    func pollDescriptors() -> [pollfd] {
         let socket = mosquitto_socket(mosq)
-        guard socket >= 0 else { return MOSQ_ERR_NO_CONN.rawValue }
         let directPending = directLaneEnabled && direct.withLock { $0.pending > 0 }
-        var fds = [
-            pollfd(fd: socket, events: Int16(POLLIN) | (mosquitto_want_write(mosq) || directPending ? Int16(POLLOUT) : 0), revents: 0),
+        let write = mosquitto_want_write(mosq) || directPending
+        return [
+            pollfd(fd: socket, events: Int16(POLLIN) | (write ? Int16(POLLOUT) : 0), revents: 0),
             pollfd(fd: wakePipe[0], events: Int16(POLLIN), revents: 0),
         ]
+    }
+
+    /// One turn of the network loop over plain TCP, in place of `mosquitto_loop`: waits (at
+    /// most 1 s, for the keep-alive) for the socket or a wake-up, then serves the socket
+    /// (`afterWait`). Unlike `mosquitto_loop` it does not watch libmosquitto's socket pair,
+    /// which gets one byte per queued packet: a batch of publishes costs one wake-up of this
+    /// thread (through `wakePipe`), not one per packet. The bytes left in the socket pair are
+    /// never read; once its buffer is full, the non-blocking write in libmosquitto fails
+    /// harmlessly. Returns the result and errno that ended the connection, nil to go on.
+    private func ownPollTurn(_ turn: inout TurnState) -> (rc: Int32, errno: Int32)? {
+        requestDisconnectIfAsked(&turn)
+        var fds = pollDescriptors()
+        guard fds[0].fd >= 0 else { return (MOSQ_ERR_NO_CONN.rawValue, errno) }
         let ready = poll(&fds, 2, 1000)
-        if ready < 0 && errno != EINTR { return MOSQ_ERR_ERRNO.rawValue }
-        if fds[1].revents != 0 {
+        if ready < 0 && errno != EINTR { return (MOSQ_ERR_ERRNO.rawValue, errno) }
+        return afterWait(socketEvents: fds[0].revents, wakeEvents: fds[1].revents, readsAll: false, &turn)
+    }
+
+    /// A turn on a loop host's thread (``MQTTHostedLoop/turn(socketEvents:wakeEvents:)``),
+    /// after the host's wait. Reads every packet already in the socket (up to 64), not one: the
+    /// host handles what arrived before it waits again, so a burst of commands that came in
+    /// during one write is handled (and written) as one group.
+    func hostedTurn(socketEvents: Int16, wakeEvents: Int16, _ turn: inout TurnState) -> (rc: Int32, errno: Int32)? {
+        requestDisconnectIfAsked(&turn)
+        return afterWait(socketEvents: socketEvents, wakeEvents: wakeEvents, readsAll: true, &turn)
+    }
+
+    /// How long a host may wait before the next turn, in ms (the keep-alive's second, or the
+    /// end of a disconnect's grace).
+    func millisecondsToNextTurn(_ turn: TurnState) -> Int32 {
+        var next = turn.lastTurn.advanced(by: .seconds(1))
+        if let stop = turn.stopDeadline, stop < next { next = stop }
+        let (seconds, attoseconds) = ContinuousClock.now.duration(to: next).components
+        let ms = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        return Int32(clamping: max(0, ms + (attoseconds % 1_000_000_000_000_000 > 0 ? 1 : 0)))
+    }
+
+    /// `disconnect()` was called (or `connect()` gave up): send DISCONNECT (MQTT 5 reason 0:
+    /// the session is kept for its expiry and the will is not published), then keep turning
+    /// until the socket closes, within the bound.
+    private func requestDisconnectIfAsked(_ turn: inout TurnState) {
+        guard turn.stopDeadline == nil, state.withLock({ $0.stopRequested }) else { return }
+        _ = mosquitto_disconnect(mosq)
+        turn.stopDeadline = .now + configuration.shutdownTimeout
+    }
+
+    /// The work of a turn once its wait is over: reads, writes and the keep-alive
+    /// (`serviceSocket`, under the lane's lock), then the publishes kept while disconnected.
+    /// Returns the result and errno that ended the connection, nil to go on.
+    private func afterWait(socketEvents: Int16, wakeEvents: Int16, readsAll: Bool, _ turn: inout TurnState) -> (rc: Int32, errno: Int32)? {
+        turn.lastTurn = .now
+        if wakeEvents != 0 {
             var drain = [UInt8](repeating: 0, count: 256)
             while read(wakePipe[0], &drain, drain.count) > 0 {}
         }
-        let readable = fds[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0
-        guard directLaneEnabled || publisherWrites else {
+        let socket = mosquitto_socket(mosq)
+        guard socket >= 0 else { return (MOSQ_ERR_NO_CONN.rawValue, errno) }
+        let readable = socketEvents & Int16(POLLIN | POLLERR | POLLHUP) != 0
+        let rc: Int32
+        if directLaneEnabled || publisherWrites {
+            // Every libmosquitto call under the lane's lock (DirectLane rule 1; a publishing
+            // thread's writes, writesFromPublishingThread).
+            rc = direct.withLock { lane in
+                let rc = serviceSocket(socket, readable: readable, readsAll: readsAll, lane: &lane, laneEnabled: directLaneEnabled)
+                if lane.socket >= 0 && lane.socket != mosquitto_socket(mosq) { lane.close() }
+                return rc
+            }
+        } else {
             var none = DirectLane()
-            return serviceSocket(socket, readable: readable, lane: &none, laneEnabled: false)
+            rc = serviceSocket(socket, readable: readable, readsAll: readsAll, lane: &none, laneEnabled: false)
         }
-        // Every libmosquitto call under the lane's lock (DirectLane rule 1; a publishing
-        // thread's writes, writesFromPublishingThread).
-        return direct.withLock { lane in
-            let rc = serviceSocket(socket, readable: readable, lane: &lane, laneEnabled: directLaneEnabled)
-            if lane.socket >= 0 && lane.socket != mosquitto_socket(mosq) { lane.close() }
-            return rc
-        }
+        let savedErrno = errno
+        if rc != MOSQ_ERR_SUCCESS.rawValue { return (rc, savedErrno) }
+        flushKeptPublishes()
+        if directLaneEnabled { direct.withLock { lane in if lane.socket >= 0 { releaseDirectLane(&lane) } } }
+        if let stop = turn.stopDeadline, ContinuousClock.now >= stop { return (MOSQ_ERR_SUCCESS.rawValue, savedErrno) }
+        return nil
     }
 
-    /// The read, the writes and the keep-alive of one turn of `pollOnce`. With the direct
+    /// Whether bytes wait in the socket's receive buffer (a peek, never blocks).
+    private func socketHasBytes(_ socket: Int32) -> Bool {
+        var byte: UInt8 = 0
+        return recv(socket, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) > 0
+    }
+
+    /// The read, the writes and the keep-alive of one turn (`afterWait`). With the direct
     /// lane (held locked by the caller): opens it after an accepted CONNACK, writes what it
     /// holds before libmosquitto's queue, and records what libmosquitto left (rules 3 and 4).
-    private func serviceSocket(_ socket: Int32, readable: Bool, lane: inout DirectLane, laneEnabled: Bool) -> Int32 {
+    private func serviceSocket(_ socket: Int32, readable: Bool, readsAll: Bool, lane: inout DirectLane, laneEnabled: Bool) -> Int32 {
         func ended(_ rc: Int32) -> Int32? {
             if rc != MOSQ_ERR_SUCCESS.rawValue { return rc }
             return mosquitto_socket(mosq) < 0 ? MOSQ_ERR_NO_CONN.rawValue : nil
         }
-        if readable, let rc = ended(mosquitto_loop_read(mosq, 1)) { return rc }
+        if readable {
+            var reads = 0
+            repeat {
+                if let rc = ended(mosquitto_loop_read(mosq, 1)) { return rc }
+                reads += 1
+            } while readsAll && reads < 64 && socketHasBytes(socket)
+        }
         if laneEnabled, connackAccepted.exchange(false, ordering: .acquiringAndReleasing) {
             lane.open(socket: mosquitto_socket(mosq))
         }
@@ -530,23 +617,7 @@ final class MQTTClientCore: @unchecked Sendable {
                 let socket = mosquitto_socket(mosq)
                 if socket >= 0 { _ = fcntl(socket, F_SETFD, fcntl(socket, F_GETFD) | FD_CLOEXEC) }
                 if publisherWrites { direct.withLock { $0.connectionUp = true } }
-                var stopDeadline: ContinuousClock.Instant?
-                while true {
-                    if stopDeadline == nil, state.withLock({ $0.stopRequested }) {
-                        // disconnect() was called, or connect() gave up: send DISCONNECT
-                        // (MQTT 5 reason 0: the session is kept for its expiry and the will
-                        // is not published), then keep looping until the socket closes,
-                        // within the bound.
-                        _ = mosquitto_disconnect(mosq)
-                        stopDeadline = .now + configuration.shutdownTimeout
-                    }
-                    rc = usesOwnPoll ? pollOnce() : mosquitto_loop(mosq, 1000, 1)
-                    savedErrno = errno
-                    if rc != MOSQ_ERR_SUCCESS.rawValue { break }
-                    flushKeptPublishes()
-                    if directLaneEnabled { direct.withLock { lane in if lane.socket >= 0 { releaseDirectLane(&lane) } } }
-                    if let stopDeadline, ContinuousClock.now >= stopDeadline { break }
-                }
+                (rc, savedErrno) = serveConnection()
             }
             backlogSinceNs.store(0, ordering: .releasing)
             if publisherWrites {
@@ -580,6 +651,34 @@ final class MQTTClientCore: @unchecked Sendable {
         for waiter in exit.exitWaiters { waiter.fulfil(()) }
     }
 
+    /// Serves one connection until it ends: on the loop host's thread when one is set and
+    /// takes it (``MQTTLoopHost``; plain TCP only), else, or from the moment the host stops,
+    /// here. Returns the result and errno that ended it.
+    private func serveConnection() -> (rc: Int32, errno: Int32) {
+        var turn = TurnState()
+        if usesOwnPoll, let host = loopHost.withLock({ $0.host }) {
+            let hosted = MQTTHostedLoop(core: self, turnState: turn)
+            if host.adopt(hosted) {
+                switch hosted.waitForHandBack() {
+                case .ended(let rc, let errno): return (rc, errno)
+                case .released: turn = hosted.turnState
+                }
+            }
+        }
+        while true {
+            if usesOwnPoll {
+                if let end = ownPollTurn(&turn) { return end }
+                continue
+            }
+            requestDisconnectIfAsked(&turn)
+            let rc = mosquitto_loop(mosq, 1000, 1)
+            let savedErrno = errno
+            if rc != MOSQ_ERR_SUCCESS.rawValue { return (rc, savedErrno) }
+            flushKeptPublishes()
+            if let stop = turn.stopDeadline, ContinuousClock.now >= stop { return (rc, savedErrno) }
+        }
+    }
+
     /// Sends the publishes kept while disconnected, in order, and those that queued behind
     /// them meanwhile (a no-op but for one lock when no flush is due). This only queues
     /// packets; the next loop call writes them.
@@ -600,7 +699,7 @@ final class MQTTClientCore: @unchecked Sendable {
         while wakeUp.wait(timeout: .now()) == .success {}
     }
 
-    // MARK: Callback bodies (network thread, inside libmosquitto's callback mutex)
+    // MARK: Callback bodies (the serving thread, inside libmosquitto's callback mutex)
 
     func handleConnack(reasonCode: Int32, flags: Int32) {
         let action = state.withLock {
@@ -658,7 +757,8 @@ final class MQTTClientCore: @unchecked Sendable {
 /// fulfils a waiter. None blocks, destroys or stops the loop; the only callback one sets is
 /// the log callback, removed by on_connect once the broker accepted the connection.
 ///
-/// Threading: all run on the client's network thread, inside libmosquitto's callback mutex.
+/// Threading: all run on the thread serving the connection (the client's network thread, or its
+/// loop host), inside a loop turn and libmosquitto's callback mutex.
 enum MosquittoCallbacks {
     private static func core(_ userdata: UnsafeMutableRawPointer?) -> MQTTClientCore? {
         guard let userdata else { return nil }

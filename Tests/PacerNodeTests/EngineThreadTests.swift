@@ -1,6 +1,8 @@
 import Foundation
+import Mosquitto
 import PacerCore
 @testable import PacerNode
+import PacerTestSupport
 import Testing
 
 /// An actor on an `EngineThread`, like `NodeEngine`.
@@ -168,5 +170,74 @@ struct EngineThreadTests {
         }
         #expect(await eventually { threadCount(named: "pacer-engine") < 20 },
                 "\(threadCount(named: "pacer-engine")) engine threads left after 100 engines were dropped")
+    }
+
+    @Test("it serves an MQTT connection in its sleep: messages reach a reader on the thread, deadlines still come, stopping hands the connection back")
+    func servesConnection() async throws {
+        try await withTestBroker { broker in
+            let thread = EngineThread(name: "et-host", deadlineInput: Self.deadline)
+            var configuration = MQTTConfiguration(
+                host: broker.host, port: broker.port, clientID: "et-host-\(UUID().uuidString.prefix(8))", version: .v5)
+            configuration.writesFromPublishingThread = true
+            let client = try MQTTClient(configuration: configuration)
+            client.serveConnections(on: thread)
+            try await client.connect()
+            #expect(await eventually { thread.servesConnection }, "the thread did not take the connection")
+            let topic = "et/host/\(UUID().uuidString.prefix(8))"
+            try await client.subscribe(to: topic, qos: .atLeastOnce)
+            let probe = ThreadProbe(thread)
+            // The reader runs on the thread, as the engine's `forward` does.
+            let reader = Task {
+                await withTaskExecutorPreference(thread) {
+                    for await message in client.messages {
+                        guard let value = message.payloadString.flatMap(Int.init) else { continue }
+                        thread.submit(value)
+                        if value == 99 { return }
+                    }
+                }
+            }
+            let peer = try MQTTClient(configuration: MQTTConfiguration(
+                host: broker.host, port: broker.port, clientID: "et-peer-\(UUID().uuidString.prefix(8))", version: .v5))
+            try await peer.connect()
+            // Messages and a deadline, interleaved: the thread's sleep watches both.
+            var seen: [Int] = []
+            var deadlines = 0
+            thread.arm(atMonotonicMs: NodeClock.systemMonotonicClock() + 50)
+            for value in 0..<100 {
+                try await peer.publish(to: topic, string: "\(value)", qos: .atLeastOnce)
+            }
+            while seen.count < 100 || deadlines == 0 {
+                let (input, _, onThread) = await probe.next()
+                #expect(onThread)
+                guard let input else { break }
+                if input == Self.deadline { deadlines += 1 } else { seen.append(input) }
+            }
+            #expect(seen == Array(0..<100))
+            #expect(deadlines == 1)
+            await reader.value
+            // A publish made on the thread goes out (its own write) and is acknowledged.
+            let deliveries = client.deliveries
+            let token = try await client.publishTracked(to: topic + "/out", payload: Array("x".utf8), qos: .atLeastOnce)
+            var delivered = false
+            for await report in deliveries where report.token == token {
+                delivered = true
+                break
+            }
+            #expect(delivered)
+
+            // Stopped, the thread gives the connection back; the client stays connected.
+            thread.stop()
+            #expect(await eventually { !thread.servesConnection })
+            #expect(client.isConnected)
+            try await client.subscribe(to: topic + "/after", qos: .atLeastOnce)
+            let after = Task { () -> String? in
+                for await message in client.messages where message.topic == topic + "/after" { return message.payloadString }
+                return nil
+            }
+            try await peer.publish(to: topic + "/after", string: "served by the network thread", qos: .atLeastOnce)
+            #expect(await after.value == "served by the network thread")
+            await client.disconnect()
+            await peer.disconnect()
+        }
     }
 }
