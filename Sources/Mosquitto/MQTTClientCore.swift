@@ -467,9 +467,10 @@ final class MQTTClientCore: @unchecked Sendable {
     }
 
     /// A turn on a loop host's thread (``MQTTHostedLoop/turn(socketEvents:wakeEvents:)``),
-    /// after the host's wait. Reads every packet already in the socket (up to 64), not one: the
-    /// host handles what arrived before it waits again, so a burst of commands that came in
-    /// during one write is handled (and written) as one group.
+    /// after the host's wait. Reads every packet already in the socket (up to
+    /// `hostedReadLimit`), not one: the host handles what arrived before it waits again, so a
+    /// burst of commands that came in during one write is handled (and written) as one group,
+    /// and the broker's acknowledgements queued behind a burst's commands are reached soon.
     func hostedTurn(socketEvents: Int16, wakeEvents: Int16, _ turn: inout TurnState) -> (rc: Int32, errno: Int32)? {
         requestDisconnectIfAsked(&turn)
         return afterWait(socketEvents: socketEvents, wakeEvents: wakeEvents, readsAll: true, &turn)
@@ -527,6 +528,9 @@ final class MQTTClientCore: @unchecked Sendable {
         return nil
     }
 
+    /// Packets a host's turn reads at most: a turn stays a few milliseconds long.
+    static let hostedReadLimit = 256
+
     /// Whether bytes wait in the socket's receive buffer (a peek, never blocks).
     private func socketHasBytes(_ socket: Int32) -> Bool {
         var byte: UInt8 = 0
@@ -546,7 +550,7 @@ final class MQTTClientCore: @unchecked Sendable {
             repeat {
                 if let rc = ended(mosquitto_loop_read(mosq, 1)) { return rc }
                 reads += 1
-            } while readsAll && reads < 64 && socketHasBytes(socket)
+            } while readsAll && reads < Self.hostedReadLimit && socketHasBytes(socket)
         }
         if laneEnabled, connackAccepted.exchange(false, ordering: .acquiringAndReleasing) {
             lane.open(socket: mosquitto_socket(mosq))

@@ -45,16 +45,21 @@ extension NodeEngine {
         }
         await commit(output, now: now)
         armAlarm()
+        // Read what came in meanwhile (the rest of a burst, the broker's acknowledgements of
+        // what this group published) before the next input: EngineThread.serveConnectionNow.
+        thread.serveConnectionNow()
     }
 
     /// The next queued command for the group, taking the delivery reports queued before it;
     /// nil when the next input is another kind, when a deadline fell due (its flips are not
     /// held back by a long group), when nothing more comes, or when the loop is stopping.
     ///
-    /// The readers of the client's streams run on the engine's thread too (`forward`): while
-    /// the engine works, a message that arrived waits in its stream, and its reader queues it
-    /// only when its job runs. So with nothing queued but jobs waiting, the engine yields once
-    /// to let them queue what they hold (a few microseconds, on this thread).
+    /// The engine's thread also reads the command connection (`EngineThread`, MQTTLoopHost),
+    /// and the readers of the client's streams run on it too (`forward`): while the engine
+    /// works, a message that arrived waits in the socket, then in its stream, and its reader
+    /// queues it only when its job runs. So with nothing queued, the engine reads the socket
+    /// (`serveConnectionNow`), and with jobs waiting it yields once to let them queue what they
+    /// hold (a few microseconds, on this thread).
     private func nextGroupedCommand() async -> MQTTMessage? {
         var yields = 0
         while !drainBudgetSpent {
@@ -73,7 +78,9 @@ extension NodeEngine {
                 await deliveryReported(report, now: clock.now())
                 yields = 0
             default:
-                // Another kind of input is next, or none is queued and none is on its way.
+                // Another kind of input is next, or none is queued and none is on its way
+                // (after a look at the socket, which this thread reads itself).
+                if yields == 0, !thread.hasQueuedInput { thread.serveConnectionNow() }
                 guard !thread.hasQueuedInput, thread.hasQueuedJobs, yields < Self.maxIdleYields else { return nil }
                 yields += 1
                 await Task.yield()

@@ -227,6 +227,23 @@ final class EngineThread<Input: Sendable>: SerialExecutor, TaskExecutor, MQTTLoo
         return true
     }
 
+    /// Serves the connection now, without waiting: a poll with no timeout, then a turn when
+    /// the socket or the client's wake-up pipe is ready. On the thread only (the engine calls it
+    /// from its job, between groups of commands). Why: the socket is otherwise read only when
+    /// the thread has no job, and a long burst keeps it busy; the broker sends its
+    /// acknowledgements of our publishes behind the burst's commands, and each QoS 1 publish
+    /// stays in libmosquitto's memory until its acknowledgement is read (10,000 starts at once
+    /// peaked at 97 MB of heap against 57 MB with the network thread reading).
+    func serveConnectionNow() {
+        guard let hosted = locked({ $0.hosted }) else { return }
+        var fds: [pollfd] = []
+        hosted.appendPollDescriptors(to: &fds)
+        guard poll(&fds, nfds_t(fds.count), 0) > 0 else { return }
+        if !hosted.turn(socketEvents: fds[0].revents, wakeEvents: fds[1].revents) {
+            locked { state in if state.hosted === hosted { state.hosted = nil } }
+        }
+    }
+
     /// Whether the thread serves a connection now (tests).
     var servesConnection: Bool { locked { $0.hosted != nil } }
 
