@@ -127,7 +127,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PacerNodeTests",
-            dependencies: ["PacerNode", "Mosquitto", "PacerCore", "PacerStore", "PacerSound", "PacerTestSupport",
+            dependencies: ["PacerNode", "PacerControl", "Mosquitto", "PacerCore", "PacerStore", "PacerSound", "PacerTestSupport",
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),

@@ -1,5 +1,6 @@
 import Foundation
 import Mosquitto
+import PacerControl
 import PacerCore
 @testable import PacerNode
 import PacerTestSupport
@@ -41,21 +42,6 @@ private func threadNames() -> [String: Int] {
     var names: [String: Int] = [:]
     for task in tasks { names[(try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? "?", default: 0] += 1 }
     return names
-}
-
-/// What `body` returns, or nil after `limit` (`body` must end when cancelled, as a `for await`
-/// over an `AsyncStream` does).
-private func firstWithin<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async -> T?) async -> T? {
-    await withTaskGroup(of: T?.self) { group in
-        group.addTask { await body() }
-        group.addTask {
-            try? await Task.sleep(for: limit)
-            return nil
-        }
-        let first = await group.next() ?? nil
-        group.cancelAll()
-        return first
-    }
 }
 
 /// Waits (real time, bounded) until `condition` holds.
@@ -241,7 +227,7 @@ struct EngineThreadTests {
             // A publish made on the thread goes out (its own write) and is acknowledged.
             let deliveries = client.deliveries
             let token = try await client.publishTracked(to: topic + "/out", payload: Array("x".utf8), qos: .atLeastOnce)
-            let delivered = await firstWithin(.seconds(10)) {
+            let delivered = await value(within: .seconds(10)) {
                 for await report in deliveries where report.token == token { return true }
                 return false
             }
@@ -253,7 +239,7 @@ struct EngineThreadTests {
             #expect(client.isConnected)
             try await client.subscribe(to: topic + "/after", qos: .atLeastOnce)
             try await peer.publish(to: topic + "/after", string: "served by the network thread", qos: .atLeastOnce)
-            let after = await firstWithin(.seconds(10)) { () -> String? in
+            let after = await value(within: .seconds(10)) { () -> String? in
                 for await message in client.messages where message.topic == topic + "/after" { return message.payloadString }
                 return nil
             }

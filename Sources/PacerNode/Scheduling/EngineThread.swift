@@ -239,7 +239,13 @@ final class EngineThread<Input: Sendable>: SerialExecutor, TaskExecutor, MQTTLoo
         var fds: [pollfd] = []
         hosted.appendPollDescriptors(to: &fds)
         guard poll(&fds, nfds_t(fds.count), 0) > 0 else { return }
-        if !hosted.turn(socketEvents: fds[0].revents, wakeEvents: fds[1].revents) {
+        turn(hosted, socketEvents: fds[0].revents, wakeEvents: fds[1].revents)
+    }
+
+    /// One turn of the served connection; forgets it when the connection ended (its network
+    /// thread has it back).
+    private func turn(_ hosted: MQTTHostedLoop, socketEvents: Int16, wakeEvents: Int16) {
+        if !hosted.turn(socketEvents: socketEvents, wakeEvents: wakeEvents) {
             locked { state in if state.hosted === hosted { state.hosted = nil } }
         }
     }
@@ -344,10 +350,8 @@ final class EngineThread<Input: Sendable>: SerialExecutor, TaskExecutor, MQTTLoo
             if let hosted {
                 socketChecked = true
                 let socketEvents = fds[2].revents, wakeEvents = fds[3].revents
-                if socketEvents != 0 || wakeEvents != 0 || hosted.millisecondsToNextTurn() == 0,
-                   !hosted.turn(socketEvents: socketEvents, wakeEvents: wakeEvents) {
-                    // The connection ended: its network thread has it back.
-                    locked { state in if state.hosted === hosted { state.hosted = nil } }
+                if socketEvents != 0 || wakeEvents != 0 || hosted.millisecondsToNextTurn() == 0 {
+                    turn(hosted, socketEvents: socketEvents, wakeEvents: wakeEvents)
                 }
             }
             pthread_mutex_lock(mutex)
