@@ -339,28 +339,32 @@ public final class PacerDatabase: Sendable {
         return try write("write a batch") { db in
             var result = StoreCommit()
             for timer in batch.upsertTimers {
-                try db.cachedStatement(sql: """
+                var statement = try DirectStatement(db, """
                     INSERT INTO timers (id, machine, revision, restore_policy, updated_at_ms)
                     VALUES (?, ?, ?, ?, ?)
                     ON CONFLICT (id) DO UPDATE SET
                         machine = excluded.machine, revision = excluded.revision,
                         restore_policy = excluded.restore_policy, updated_at_ms = excluded.updated_at_ms
-                    """).execute(arguments: [
-                        timer.id, Data(timer.machine), timer.revision, timer.restorePolicy, timer.updatedAtMs,
-                    ])
+                    """)
+                statement.bind(timer.id); statement.bind(timer.machine); statement.bind(timer.revision)
+                statement.bind(timer.restorePolicy); statement.bind(timer.updatedAtMs)
+                try statement.run(db)
             }
             for id in batch.deleteTimers {
-                try db.cachedStatement(sql: "DELETE FROM timers WHERE id = ?").execute(arguments: [id])
+                var statement = try DirectStatement(db, "DELETE FROM timers WHERE id = ?")
+                statement.bind(id)
+                try statement.run(db)
             }
             for event in batch.appendEvents {
-                try db.cachedStatement(sql: """
+                var statement = try DirectStatement(db, """
                     INSERT INTO events (timer, type, revision, due_ms, at_ms, payload, published)
                     VALUES (?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (timer, type, revision, due_ms) DO NOTHING
-                    """).execute(arguments: [
-                        event.timer, event.type, event.revision, event.dueMs, event.atMs,
-                        Data(event.payload), event.published,
-                    ])
+                    """)
+                statement.bind(event.timer); statement.bind(event.type); statement.bind(event.revision)
+                statement.bind(event.dueMs); statement.bind(event.atMs); statement.bind(event.payload)
+                statement.bind(event.published)
+                try statement.run(db)
                 var stored = event
                 if db.changesCount > 0 {
                     stored.seq = db.lastInsertedRowID
@@ -374,20 +378,25 @@ public final class PacerDatabase: Sendable {
                 try db.execute(sql: "UPDATE requests SET at_ms = at_ms + ?", arguments: [batch.shiftRequestsMs])
             }
             for request in batch.requests {
-                try db.cachedStatement(sql: """
+                var statement = try DirectStatement(db, """
                     INSERT INTO requests (id, reply, at_ms) VALUES (?, ?, ?)
                     ON CONFLICT (id) DO NOTHING
-                    """).execute(arguments: [request.id, Data(request.reply), request.atMs])
+                    """)
+                statement.bind(request.id); statement.bind(request.reply); statement.bind(request.atMs)
+                try statement.run(db)
             }
             for seq in batch.markPublished {
-                try db.cachedStatement(sql: "UPDATE events SET published = 1 WHERE seq = ?")
-                    .execute(arguments: [seq])
+                var statement = try DirectStatement(db, "UPDATE events SET published = 1 WHERE seq = ?")
+                statement.bind(seq)
+                try statement.run(db)
             }
             for (key, value) in batch.meta.sorted(by: { $0.key < $1.key }) {
-                try db.cachedStatement(sql: """
+                var statement = try DirectStatement(db, """
                     INSERT INTO meta (key, value) VALUES (?, ?)
                     ON CONFLICT (key) DO UPDATE SET value = excluded.value
-                    """).execute(arguments: [key, value])
+                    """)
+                statement.bind(key); statement.bind(value)
+                try statement.run(db)
             }
             return result
         }
