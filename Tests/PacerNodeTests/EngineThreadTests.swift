@@ -27,6 +27,12 @@ private actor ThreadProbe {
     }
 }
 
+extension EngineThread {
+    /// Arms at a whole millisecond of the monotonic clock (`NodeClock.systemMonotonicClock`).
+    func arm(atMonotonicMs ms: Millis?) { arm(atMonotonicNs: ms.map { $0 * 1_000_000 }) }
+    var armedMonotonicMs: Millis? { armedMonotonicNs.map { $0 / 1_000_000 } }
+}
+
 /// Threads of this process whose name is `name` (from /proc/self/task/*/comm).
 private func threadCount(named name: String) -> Int {
     let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []

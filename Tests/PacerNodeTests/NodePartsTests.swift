@@ -100,6 +100,31 @@ import Testing
         #expect(clock.checkForJump() == nil)
     }
 
+    @Test("the system timeline maps an instant to the monotonic clock to well under a millisecond")
+    func systemTimelineIsPrecise() {
+        func ns(_ id: clockid_t) -> Int64 {
+            var ts = timespec()
+            clock_gettime(id, &ts)
+            return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+        }
+        // Fresh clocks at 40 different phases of the millisecond. Anchored on readings cut to
+        // whole milliseconds, a clock's alarms were off by a constant of up to ±1 ms.
+        var worstNs: Int64 = 0
+        for _ in 0..<40 {
+            let clock = NodeClock()
+            let (wall, mono) = (ns(CLOCK_REALTIME), ns(CLOCK_BOOTTIME))
+            let target = clock.now() + 1_000
+            // Where CLOCK_BOOTTIME is when CLOCK_REALTIME reaches `target`, from two readings
+            // taken together.
+            let exact = mono + (target * 1_000_000 - wall)
+            worstNs = max(worstNs, abs(clock.monotonicNs(at: target) - exact))
+            #expect(abs(clock.now() - wall / 1_000_000) <= 1)
+            usleep(137)
+        }
+        // Two pairs of readings a few µs apart (more if the thread is descheduled between them).
+        #expect(worstNs < 200_000, "the timeline is \(worstNs) ns off the wall clock")
+    }
+
     @Test func delaysFollowTheInjectedMonotonicClock() {
         let mono = Mutex<Millis>(50)
         var clock = NodeClock(wall: { 1_000_000 }, monotonic: { mono.withLock { $0 } })

@@ -166,7 +166,7 @@ actor NodeEngine {
                 }
             }
         }
-        thread.arm(atMonotonicMs: nil)
+        thread.arm(atMonotonicNs: nil)
     }
 
     /// Handles one input: decide, then `commit` (write, then publish). The loop calls it for
@@ -255,7 +255,7 @@ actor NodeEngine {
     /// node does not wake up).
     func armAlarm() {
         guard usesAlarm else { return }
-        thread.arm(atMonotonicMs: deadlines.earliest().map { clock.monotonicMs(at: $0) })
+        thread.arm(atMonotonicNs: deadlines.earliest().map { clock.monotonicNs(at: $0) })
     }
 
     /// Detects a wall-clock step and moves every running timer's anchors with it.

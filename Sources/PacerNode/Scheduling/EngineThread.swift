@@ -48,8 +48,8 @@ final class EngineThread<Input: Sendable>: SerialExecutor, TaskExecutor, MQTTLoo
         var waiter: UnsafeContinuation<Input?, Never>?
         /// No input comes after the ones queued (`finishInputs()`).
         var inputsFinished = false
-        /// The armed deadline, in ms of `CLOCK_BOOTTIME` (`NodeClock.systemMonotonicClock`).
-        var deadline: Millis?
+        /// The armed deadline, in ns of `CLOCK_BOOTTIME` (`NodeClock.monotonicNs(at:)`).
+        var deadline: Int64?
         /// The thread waits in `poll` (a wake-up is a byte on `wakePipe`).
         var sleeping = false
         /// The connection this thread serves (`adopt`), until it ends or the thread stops.
@@ -255,21 +255,21 @@ final class EngineThread<Input: Sendable>: SerialExecutor, TaskExecutor, MQTTLoo
 
     // MARK: - Alarm
 
-    /// Delivers `deadlineInput` once the monotonic clock (`CLOCK_BOOTTIME` ms) reaches
-    /// `monotonicMs` (+ `groupingMs`); nil disarms. Replaces the previous deadline; an earlier
+    /// Delivers `deadlineInput` once the monotonic clock (`CLOCK_BOOTTIME`, ns) reaches
+    /// `monotonicNs` (+ `groupingMs`); nil disarms. Replaces the previous deadline; an earlier
     /// one wakes the sleeping thread.
-    func arm(atMonotonicMs monotonicMs: Millis?) {
+    func arm(atMonotonicNs monotonicNs: Int64?) {
         let wake = locked { state -> Bool in
-            guard state.deadline != monotonicMs else { return false }
-            let earlier = monotonicMs.map { new in state.deadline.map { new < $0 } ?? true } ?? false
-            state.deadline = monotonicMs
+            guard state.deadline != monotonicNs else { return false }
+            let earlier = monotonicNs.map { new in state.deadline.map { new < $0 } ?? true } ?? false
+            state.deadline = monotonicNs
             return earlier && Self.takeSleeper(&state)
         }
         if wake { wakeSleeper() }
     }
 
-    /// The armed deadline (tests).
-    var armedMonotonicMs: Millis? { locked { $0.deadline } }
+    /// The armed deadline, ns of `CLOCK_BOOTTIME` (tests).
+    var armedMonotonicNs: Int64? { locked { $0.deadline } }
 
     /// Ends the thread once the jobs already queued have run.
     func stop() {
@@ -304,7 +304,7 @@ final class EngineThread<Input: Sendable>: SerialExecutor, TaskExecutor, MQTTLoo
             }
             if state.stopping { break }
             // Nanoseconds to the deadline (+ grouping) on CLOCK_BOOTTIME, the node's monotonic clock.
-            let remaining = state.deadline.map { ($0 + groupingMs) * 1_000_000 - Self.nanoseconds(CLOCK_BOOTTIME) }
+            let remaining = state.deadline.map { $0 + groupingMs * 1_000_000 - Self.nanoseconds(CLOCK_BOOTTIME) }
             if let remaining, remaining <= 0, state.hosted == nil || socketChecked {
                 // Due: hand the engine its deadline input here, on this thread.
                 socketChecked = false
@@ -321,7 +321,7 @@ final class EngineThread<Input: Sendable>: SerialExecutor, TaskExecutor, MQTTLoo
             }
             // The alarm holds the deadline; the timeout is only the hosted connection's next turn
             // (its keep-alive: a little late is harmless), or none.
-            let alarmNs = state.deadline.map { ($0 + groupingMs) * 1_000_000 }
+            let alarmNs = state.deadline.map { $0 + groupingMs * 1_000_000 }
             if alarmNs != armedNs {
                 setAlarm(alarmNs)
                 armedNs = alarmNs
