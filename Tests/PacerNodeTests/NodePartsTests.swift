@@ -102,11 +102,7 @@ import Testing
 
     @Test("the system timeline maps an instant to the monotonic clock to well under a millisecond")
     func systemTimelineIsPrecise() {
-        func ns(_ id: clockid_t) -> Int64 {
-            var ts = timespec()
-            clock_gettime(id, &ts)
-            return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-        }
+        let ns = NodeClock.nanoseconds
         // Fresh clocks at 40 different phases of the millisecond. Anchored on readings cut to
         // whole milliseconds, a clock's alarms were off by a constant of up to ±1 ms.
         var worstNs: Int64 = 0

@@ -304,7 +304,7 @@ final class EngineThread<Input: Sendable>: SerialExecutor, TaskExecutor, MQTTLoo
             }
             if state.stopping { break }
             // Nanoseconds to the deadline (+ grouping) on CLOCK_BOOTTIME, the node's monotonic clock.
-            let remaining = state.deadline.map { $0 + groupingMs * 1_000_000 - Self.nanoseconds(CLOCK_BOOTTIME) }
+            let remaining = state.deadline.map { $0 + groupingMs * 1_000_000 - NodeClock.nanoseconds(CLOCK_BOOTTIME) }
             if let remaining, remaining <= 0, state.hosted == nil || socketChecked {
                 // Due: hand the engine its deadline input here, on this thread.
                 socketChecked = false
@@ -397,12 +397,6 @@ final class EngineThread<Input: Sendable>: SerialExecutor, TaskExecutor, MQTTLoo
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return body(&state)
-    }
-
-    static func nanoseconds(_ clock: clockid_t) -> Int64 {
-        var ts = Glibc.timespec()
-        clock_gettime(clock, &ts)
-        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 
     private static func timespec(nanoseconds ns: Int64) -> Glibc.timespec {

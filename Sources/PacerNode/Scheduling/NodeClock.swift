@@ -49,7 +49,8 @@ public struct NodeClock: Sendable {
         anchorMonoNs = monotonicNs()
     }
 
-    private static func nanoseconds(_ clock: clockid_t) -> Int64 {
+    /// A reading of `clock` in ns (`CLOCK_BOOTTIME`: the engine thread's alarm).
+    static func nanoseconds(_ clock: clockid_t) -> Int64 {
         var ts = timespec()
         clock_gettime(clock, &ts)
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
