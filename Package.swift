@@ -47,8 +47,8 @@ let package = Package(
         ),
         // glibc's <malloc.h> (mallopt), which Swift's Glibc module leaves out; part of libc.
         .systemLibrary(name: "CMalloc"),
-        // glibc's ppoll (a poll with a timespec timeout), which Swift's Glibc module leaves
-        // out; part of libc. The engine thread's sleep (PacerNode/Scheduling/EngineThread.swift).
+        // Linux's timerfd (timerfd_create, timerfd_settime), which Swift's Glibc module leaves
+        // out; part of libc. The engine thread's alarm (PacerNode/Scheduling/EngineThread.swift).
         .systemLibrary(name: "CTimerFD"),
         // Sound cues on the node's speaker: tones made in code, played through ALSA (or
         // rendered to a WAV file) on a thread of their own. The only importer of CALSA.

@@ -4,12 +4,12 @@ import GRDBSQLite
 /// Runs one of GRDB's cached statements through SQLite's C API: binds, steps to the end and
 /// resets, with the values handed straight to `sqlite3_bind_*`.
 ///
-/// Why (issue 10): the batch of every command is written on the command's path, before its
-/// fsync. Through `execute(arguments:)` a toggle's three statements cost about 80 µs more
-/// than the same statements from C (measured with uprobes: entry of `commit` to the
-/// `fdatasync`), in argument boxing (`StatementArguments`, `Data` copies), nested binding
-/// closures and GRDB's per-statement bookkeeping, which serves observers this store never
-/// registers.
+/// Why (issue 10): a command's batch is written on its path, before its fsync. Through
+/// `execute(arguments:)` every value is boxed (`StatementArguments`, `Data` copies) and bound
+/// in nested closures, and GRDB does per-statement bookkeeping for observers this store never
+/// registers. Stepping the statements here took a toggle's write, from `commit`'s entry to
+/// the fsync, from 118–142 µs to 113–128 µs (uprobes, BENCHMARKS.md, tenth session); the rest
+/// is SQLite itself, with cold caches.
 ///
 /// The statement stays GRDB's (its cache owns and finalizes it): it is left reset with its
 /// bindings cleared, as GRDB expects to find it. Errors are thrown as GRDB's `DatabaseError`

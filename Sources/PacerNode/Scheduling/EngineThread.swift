@@ -11,9 +11,9 @@ import PacerCore
 /// The thread runs the actor's jobs in order. When it has none, it sleeps in `poll` until a
 /// job is enqueued, or until the armed deadline (plus `groupingMs`, on a timerfd: an absolute
 /// instant of `CLOCK_BOOTTIME` with no slack; a poll timeout would be up to 0.1 % late, 1 ms
-/// after a second's sleep), at which point it hands the deadline input to the engine itself: no task, no Dispatch timer and no other thread is
-/// involved in a tick. It is woken (one byte on its pipe) only when it sleeps: enqueuing while
-/// it is busy costs a lock and an append.
+/// after a second's sleep), at which point it hands the deadline input to the engine itself:
+/// no task, no Dispatch timer and no other thread is involved in a tick. It is woken (one byte
+/// on its pipe) only when it sleeps: enqueuing while it is busy costs a lock and an append.
 ///
 /// It is also the host of the node's command connection (`MQTTLoopHost`): its sleep watches
 /// that connection's socket too, and it reads the socket itself, so a command is read,
