@@ -6,7 +6,9 @@
  *   benchc count PORT FILTER N TIMEOUT        wall ms when the N-th live (not retained) message arrived
  *   benchc floor PORT BASE TIMERS SECONDS     C timer loop: clock_nanosleep absolute + the same publishes
  *   benchc rtt   PORT SAMPLES                 two-hop relay: publish QoS 1, receive own message
- *   benchc cmd   PORT BASE SAMPLES            `time` -> reply and `toggle` -> new state, QoS 1
+ *   benchc cmd   PORT BASE SAMPLES [FILE]     `time` -> reply and `toggle` -> new state, QoS 1; with
+ *                                             FILE, each toggle beside its floors: a relay round trip
+ *                                             and a WAL-like fdatasync on FILE, interleaved
  * Results are printed as one JSON object on stdout. */
 #define _GNU_SOURCE
 #include <mosquitto.h>
@@ -17,6 +19,7 @@
 #include <math.h>
 #include <unistd.h>
 #include <pthread.h>
+#include <fcntl.h>
 
 static double now_ms(void) {
     struct timespec ts; clock_gettime(CLOCK_REALTIME, &ts);
@@ -191,28 +194,62 @@ static int cmd_rtt(int port, int samples) {
     mosquitto_disconnect(m); mosquitto_loop_stop(m, false);
     return 0;
 }
-static int cmd_cmd(int port, const char *base, int samples) {
+/* What a SQLite WAL commit of the node writes, then its fdatasync (ms): 8 frames (24-byte header +
+ * 4 KB page) appended at *offset, the file wrapping at 4 MB (the WAL after a checkpoint). */
+static double wal_fdatasync(int fd, long *offset) {
+    static char frame[24 + 4096];
+    for (int f = 0; f < 8; f++) {
+        for (size_t k = 0; k < sizeof frame; k += 8) frame[k] = (char)rand();
+        if (pwrite(fd, frame, sizeof frame, *offset) != (ssize_t)sizeof frame) { perror("pwrite"); exit(1); }
+        *offset = (*offset + (long)sizeof frame) % (4L * 1024 * 1024);
+    }
+    struct timespec a, b; clock_gettime(CLOCK_MONOTONIC, &a);
+    if (fdatasync(fd)) { perror("fdatasync"); exit(1); }
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    return (b.tv_sec - a.tv_sec) * 1000.0 + (b.tv_nsec - a.tv_nsec) / 1e6;
+}
+static int cmd_cmd(int port, const char *base, int samples, const char *fsync_file) {
     struct mosquitto *m = connect_client(port, NULL);
     mosquitto_message_callback_set(m, on_match);
     mosquitto_loop_start(m);
     char t_reply[512], t_cmd[512], t_state[512], t_tcmd[512], p[512], w[256];
     snprintf(t_reply, sizeof t_reply, "%s/reply", base); snprintf(t_cmd, sizeof t_cmd, "%s/cmd", base);
     snprintf(t_state, sizeof t_state, "%s/timers/lat/state", base); snprintf(t_tcmd, sizeof t_tcmd, "%s/timers/lat/cmd", base);
-    mosquitto_subscribe(m, NULL, t_reply, 1); mosquitto_subscribe(m, NULL, t_state, 1); usleep(300000);
+    mosquitto_subscribe(m, NULL, t_reply, 1); mosquitto_subscribe(m, NULL, t_state, 1);
+    if (fsync_file) mosquitto_subscribe(m, NULL, "bench/rtt", 1);
+    usleep(300000);
     snprintf(p, sizeof p, "{\"action\":\"start\",\"timer\":\"lat\",\"spec\":{\"kind\":\"countdown\",\"duration\":\"6h\"}}");
     roundtrip(m, t_cmd, p, "\"lat\"");
-    double *a = malloc(samples * sizeof *a), *b = malloc(samples * sizeof *b); long na = 0, nb = 0;
+    double *a = malloc(samples * sizeof *a), *b = malloc(samples * sizeof *b);
+    double *r = malloc(samples * sizeof *r), *f = malloc(samples * sizeof *f), *own = malloc(samples * sizeof *own);
+    long na = 0, nb = 0, nr = 0, nf = 0, nown = 0;
     for (int i = 0; i < samples; i++) {
         snprintf(p, sizeof p, "{\"action\":\"time\",\"id\":\"t%d\"}", i); snprintf(w, sizeof w, "\"t%d\"", i);
         double d = roundtrip(m, t_cmd, p, w); if (d >= 0) a[na++] = d;
         usleep(3000);
     }
+    int fd = -1; long offset = 0;
+    if (fsync_file && (fd = open(fsync_file, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0) { perror(fsync_file); exit(1); }
     for (int i = 0; i < samples; i++) {
         const char *want_status = i % 2 == 0 ? "\"status\":\"paused\"" : "\"status\":\"running\"";
         double d = roundtrip(m, t_tcmd, "toggle", want_status); if (d >= 0) b[nb++] = d;
         usleep(3000);
+        if (fd < 0) continue;
+        /* The floors of this toggle, taken right beside it: a machine's slow minute slows both. */
+        snprintf(p, sizeof p, "rtt-%d;", i);
+        double rt = roundtrip(m, "bench/rtt", p, p); if (rt >= 0) r[nr++] = rt;
+        usleep(3000);
+        double fs = wal_fdatasync(fd, &offset); f[nf++] = fs;
+        if (d >= 0 && rt >= 0) own[nown++] = d - rt - fs;
+        usleep(3000);
     }
-    printf("{"); stats("time_reply_ms", a, na); printf(","); stats("toggle_state_ms", b, nb); printf("}\n");
+    printf("{"); stats("time_reply_ms", a, na); printf(","); stats("toggle_state_ms", b, nb);
+    if (fd >= 0) {
+        printf(","); stats("relay_ms", r, nr); printf(","); stats("fdatasync_wal_paced_ms", f, nf);
+        printf(","); stats("toggle_minus_floors_ms", own, nown);
+        close(fd); unlink(fsync_file);
+    }
+    printf("}\n");
     mosquitto_disconnect(m); mosquitto_loop_stop(m, false);
     return 0;
 }
@@ -225,6 +262,6 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "count") && argc == 6) return cmd_count(port, argv[3], atol(argv[4]), atof(argv[5]));
     if (!strcmp(argv[1], "floor") && argc == 6) return cmd_floor(port, argv[3], atoi(argv[4]), atof(argv[5]));
     if (!strcmp(argv[1], "rtt") && argc == 4) return cmd_rtt(port, atoi(argv[3]));
-    if (!strcmp(argv[1], "cmd") && argc == 5) return cmd_cmd(port, argv[3], atoi(argv[4]));
+    if (!strcmp(argv[1], "cmd") && (argc == 5 || argc == 6)) return cmd_cmd(port, argv[3], atoi(argv[4]), argc == 6 ? argv[5] : NULL);
     fprintf(stderr, "bad arguments\n"); return 2;
 }
