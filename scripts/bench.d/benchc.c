@@ -6,9 +6,14 @@
  *   benchc count PORT FILTER N TIMEOUT        wall ms when the N-th live (not retained) message arrived
  *   benchc floor PORT BASE TIMERS SECONDS     C timer loop: clock_nanosleep absolute + the same publishes
  *   benchc rtt   PORT SAMPLES                 two-hop relay: publish QoS 1, receive own message
- *   benchc cmd   PORT BASE SAMPLES [FILE]     `time` -> reply and `toggle` -> new state, QoS 1; with
- *                                             FILE, each toggle beside its floors: a relay round trip
- *                                             and a WAL-like fdatasync on FILE, interleaved
+ *   benchc cmd   PORT BASE SAMPLES [FILE [ECHO]] `time` -> reply and `toggle` -> new state, QoS 1;
+ *                                             with FILE, each toggle beside its floors: a relay round
+ *                                             trip and a WAL-like fdatasync on FILE, interleaved; with
+ *                                             ECHO (the base of a running `benchc echo`), also a
+ *                                             command through the C echo node
+ *   benchc echo  PORT BASE FILE SECONDS       the C echo node: a minimal node doing what a toggle
+ *                                             needs (read BASE/cmd, the WAL-like fdatasync on FILE,
+ *                                             publish BASE/state), one thread, libmosquitto's loop
  * Results are printed as one JSON object on stdout. */
 #define _GNU_SOURCE
 #include <mosquitto.h>
@@ -208,7 +213,25 @@ static double wal_fdatasync(int fd, long *offset) {
     clock_gettime(CLOCK_MONOTONIC, &b);
     return (b.tv_sec - a.tv_sec) * 1000.0 + (b.tv_nsec - a.tv_nsec) / 1e6;
 }
-static int cmd_cmd(int port, const char *base, int samples, const char *fsync_file) {
+/* ---- echo: the floor of a command -> state through a node ---- */
+static int echo_fd = -1; static long echo_offset; static char echo_state[512];
+static void on_echo(struct mosquitto *m, void *ud, const struct mosquitto_message *msg) {
+    (void)ud;
+    wal_fdatasync(echo_fd, &echo_offset);  /* written before it is published, as the node does */
+    mosquitto_publish(m, NULL, echo_state, msg->payloadlen, msg->payload, 1, false);
+}
+static int cmd_echo(int port, const char *base, const char *file, double seconds) {
+    if ((echo_fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0) { perror(file); return 1; }
+    char t_cmd[512]; snprintf(t_cmd, sizeof t_cmd, "%s/cmd", base); snprintf(echo_state, sizeof echo_state, "%s/state", base);
+    struct mosquitto *m = connect_client(port, NULL);
+    mosquitto_message_callback_set(m, on_echo);
+    mosquitto_subscribe(m, NULL, t_cmd, 1);
+    double end = now_ms() + seconds * 1000;
+    while (now_ms() < end) if (mosquitto_loop(m, 100, 1) != MOSQ_ERR_SUCCESS) break;
+    mosquitto_disconnect(m); close(echo_fd); unlink(file);
+    return 0;
+}
+static int cmd_cmd(int port, const char *base, int samples, const char *fsync_file, const char *echo_base) {
     struct mosquitto *m = connect_client(port, NULL);
     mosquitto_message_callback_set(m, on_match);
     mosquitto_loop_start(m);
@@ -217,12 +240,18 @@ static int cmd_cmd(int port, const char *base, int samples, const char *fsync_fi
     snprintf(t_state, sizeof t_state, "%s/timers/lat/state", base); snprintf(t_tcmd, sizeof t_tcmd, "%s/timers/lat/cmd", base);
     mosquitto_subscribe(m, NULL, t_reply, 1); mosquitto_subscribe(m, NULL, t_state, 1);
     if (fsync_file) mosquitto_subscribe(m, NULL, "bench/rtt", 1);
+    char t_ecmd[512], t_estate[512];
+    if (echo_base) {
+        snprintf(t_ecmd, sizeof t_ecmd, "%s/cmd", echo_base); snprintf(t_estate, sizeof t_estate, "%s/state", echo_base);
+        mosquitto_subscribe(m, NULL, t_estate, 1);
+    }
     usleep(300000);
     snprintf(p, sizeof p, "{\"action\":\"start\",\"timer\":\"lat\",\"spec\":{\"kind\":\"countdown\",\"duration\":\"6h\"}}");
     roundtrip(m, t_cmd, p, "\"lat\"");
     double *a = malloc(samples * sizeof *a), *b = malloc(samples * sizeof *b);
     double *r = malloc(samples * sizeof *r), *f = malloc(samples * sizeof *f), *own = malloc(samples * sizeof *own);
-    long na = 0, nb = 0, nr = 0, nf = 0, nown = 0;
+    double *e = malloc(samples * sizeof *e), *beyond = malloc(samples * sizeof *beyond);
+    long na = 0, nb = 0, nr = 0, nf = 0, nown = 0, ne = 0, nbeyond = 0;
     for (int i = 0; i < samples; i++) {
         snprintf(p, sizeof p, "{\"action\":\"time\",\"id\":\"t%d\"}", i); snprintf(w, sizeof w, "\"t%d\"", i);
         double d = roundtrip(m, t_cmd, p, w); if (d >= 0) a[na++] = d;
@@ -242,11 +271,17 @@ static int cmd_cmd(int port, const char *base, int samples, const char *fsync_fi
         double fs = wal_fdatasync(fd, &offset); f[nf++] = fs;
         if (d >= 0 && rt >= 0) own[nown++] = d - rt - fs;
         usleep(3000);
+        if (!echo_base) continue;
+        snprintf(p, sizeof p, "echo-%d;", i);
+        double ec = roundtrip(m, t_ecmd, p, p); if (ec >= 0) e[ne++] = ec;
+        if (d >= 0 && ec >= 0) beyond[nbeyond++] = d - ec;
+        usleep(3000);
     }
     printf("{"); stats("time_reply_ms", a, na); printf(","); stats("toggle_state_ms", b, nb);
     if (fd >= 0) {
         printf(","); stats("relay_ms", r, nr); printf(","); stats("fdatasync_wal_paced_ms", f, nf);
         printf(","); stats("toggle_minus_floors_ms", own, nown);
+        if (echo_base) { printf(","); stats("echo_ms", e, ne); printf(","); stats("toggle_minus_echo_ms", beyond, nbeyond); }
         close(fd); unlink(fsync_file);
     }
     printf("}\n");
@@ -262,6 +297,8 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "count") && argc == 6) return cmd_count(port, argv[3], atol(argv[4]), atof(argv[5]));
     if (!strcmp(argv[1], "floor") && argc == 6) return cmd_floor(port, argv[3], atoi(argv[4]), atof(argv[5]));
     if (!strcmp(argv[1], "rtt") && argc == 4) return cmd_rtt(port, atoi(argv[3]));
-    if (!strcmp(argv[1], "cmd") && (argc == 5 || argc == 6)) return cmd_cmd(port, argv[3], atoi(argv[4]), argc == 6 ? argv[5] : NULL);
+    if (!strcmp(argv[1], "cmd") && argc >= 5 && argc <= 7)
+        return cmd_cmd(port, argv[3], atoi(argv[4]), argc >= 6 ? argv[5] : NULL, argc == 7 ? argv[6] : NULL);
+    if (!strcmp(argv[1], "echo") && argc == 6) return cmd_echo(port, argv[3], argv[4], atof(argv[5]));
     fprintf(stderr, "bad arguments\n"); return 2;
 }
