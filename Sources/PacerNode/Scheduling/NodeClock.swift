@@ -63,18 +63,10 @@ public struct NodeClock: Sendable {
     }
 
     /// The system wall clock (`CLOCK_REALTIME`) in epoch ms.
-    public static let systemWallClock: WallClock = {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Millis(ts.tv_sec) * 1000 + Millis(ts.tv_nsec) / 1_000_000
-    }
+    public static let systemWallClock: WallClock = { floorMs(nanoseconds(CLOCK_REALTIME)) }
 
     /// The system monotonic clock in ms (`CLOCK_BOOTTIME`, like `ContinuousClock` on Linux: it counts a suspend).
-    public static let systemMonotonicClock: MonotonicClock = {
-        var ts = timespec()
-        clock_gettime(CLOCK_BOOTTIME, &ts)
-        return Millis(ts.tv_sec) * 1000 + Millis(ts.tv_nsec) / 1_000_000
-    }
+    public static let systemMonotonicClock: MonotonicClock = { floorMs(nanoseconds(CLOCK_BOOTTIME)) }
 
     /// Now on the node's timeline, in epoch ms.
     public func now() -> Millis {
