@@ -104,7 +104,10 @@ public enum TimerOperation: Sendable, Equatable {
         }
         guard parts.count == 1 else { return nil }
         let single = parts[0]
-        if single.first == "+" || single.first == "-", let seconds = Int(single.dropFirst()) {
+        // A sign and ASCII digits only: `Int` would also take a second sign, and `--9223372036854775808`
+        // (Int.min after the first "-") then trapped on its negation.
+        if single.first == "+" || single.first == "-", single.count > 1, single.count <= 19,
+           single.utf8.dropFirst().allSatisfy({ (0x30...0x39).contains($0) }), let seconds = Int(single.dropFirst()) {
             self = .adjust(seconds: single.first == "-" ? -seconds : seconds)
             return
         }

@@ -1,4 +1,3 @@
-import Foundation
 public import PacerCore
 import PacerStore
 
@@ -49,10 +48,7 @@ public enum HistoryReport {
     static func parseSince(_ text: String, now: Millis) throws -> Millis {
         if let ms = Int64(text), ms > 100_000_000_000 { return ms }
         if let ms = try? Durations.parse(text) { return now - ms }
-        let formatter = ISO8601DateFormatter()
-        if let date = formatter.date(from: text) { return Millis(date.timeIntervalSince1970 * 1000) }
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: text) { return Millis(date.timeIntervalSince1970 * 1000) }
+        if case .success(let ms) = ISO8601.parse(text) { return ms }
         throw Failure(description: "--since takes a duration ago (10m, 2h), epoch ms or ISO 8601 like 2026-11-22T18:00:00Z, got '\(text)'")
     }
 

@@ -90,6 +90,19 @@ struct BadInputTests {
             .init("start_at in 30 days", #"{"action":"start","start_at":\#(wallNowMs() + 30 * 86_400_000),\#(countdown)}"#, timer: "fresh", "invalid_argument", mentions: "start_at"),
             .init("unknown preset", #"{"action":"start","preset":"nonesuch"}"#, timer: "fresh", "invalid_spec", mentions: "nonesuch"),
             .init("unknown kind", #"{"action":"create","timer":"fresh","spec":{"kind":"sundial"}}"#, "invalid_spec", mentions: "sundial"),
+            // Instants (issue 25): the first killed the node inside ICU (Foundation's
+            // ISO8601DateFormatter divided by zero on a long fraction). Each is now read by
+            // PacerCore's own parser and refused with the field named.
+            .init("start_at with a 131-digit fraction (the ICU crash)", #"{"action":"start","start_at":"2026-10-22T18:02:12.\#(String(repeating: "8", count: 130))3",\#(countdown)}"#, timer: "fresh", "invalid_argument", mentions: "start_at"),
+            .init("start_at with a 10-digit fraction", #"{"action":"start","start_at":"2026-10-22T18:02:12.1234567890Z",\#(countdown)}"#, timer: "fresh", "invalid_argument", mentions: "at most 9"),
+            .init("start_at in the year 0000", #"{"action":"start","start_at":"0000-01-01T00:00:00Z",\#(countdown)}"#, timer: "fresh", "invalid_argument", mentions: "year 0000"),
+            .init("start_at in the year 9999", #"{"action":"start","start_at":"9999-01-01T00:00:00Z",\#(countdown)}"#, timer: "fresh", "invalid_argument", mentions: "2100-01-01"),
+            .init("start_at with the offset +99:99", #"{"action":"start","start_at":"2026-10-22T18:02:12+99:99",\#(countdown)}"#, timer: "fresh", "invalid_argument", mentions: "+99:99"),
+            .init("start_at in full-width digits", #"{"action":"start","start_at":"２０２６-10-22T18:02:12Z",\#(countdown)}"#, timer: "fresh", "invalid_argument", mentions: "ASCII"),
+            .init("start_at without a time zone", #"{"action":"start","start_at":"2026-10-22T18:02:12",\#(countdown)}"#, timer: "fresh", "invalid_argument", mentions: "time zone"),
+            .init("history since a long fraction", #"{"action":"history","since":"2026-10-22T18:02:12.\#(String(repeating: "9", count: 500))Z"}"#, "invalid_argument", mentions: "since"),
+            .init("adjust by a word with two signs", "--9223372036854775808", timer: "keep", "unknown_action"),
+            .init("adjust by a word beyond Int", "+99999999999999999999999999", timer: "keep", "unknown_action"),
             // Oversized payloads (limit 1024 bytes here).
             .init("payload over the limit", #"{"action":"time","id":"big","pad":"\#(String(repeating: "x", count: 1_100))"}"#, "payload_too_large", mentions: "1024"),
             .init("payload over the limit on a timer topic", #"{"action":"pause","pad":"\#(String(repeating: "x", count: 2_000))"}"#, timer: "keep", "payload_too_large"),

@@ -1,4 +1,3 @@
-import Foundation
 import PacerCore
 
 /// The latest heart-rate reading of each configured source, with staleness (SPEC §4).
@@ -97,23 +96,38 @@ struct HeartRateMonitor {
         }
     }
 
+    /// The largest heart-rate payload read; a larger one is unreadable, not parsed.
+    static let maxPayloadBytes = 4096
+
     /// A plain number (`142`, `142.0`) or JSON with the value at a dotted field path.
+    ///
+    /// Numbers are read as JSON numbers by PacerCore's own reader (`nan`, `inf`, `0x8E` and
+    /// `142abc` are not numbers), from at most 4,096 bytes.
     static func parse(_ payload: [UInt8], field: [String]?) -> Result<Double, Reason> {
-        let text = String(decoding: payload, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        if field == nil || field?.isEmpty == true {
-            if let v = Double(text) { return .success(v) }
+        guard payload.count <= maxPayloadBytes else {
+            return .failure(.init("the payload is \(payload.count) bytes; a reading is at most \(maxPayloadBytes) bytes"))
+        }
+        guard let field, !field.isEmpty else {
+            let text = String(decoding: payload, as: UTF8.self).trimmingWhitespace()
+            if let v = number(text) { return .success(v) }
             return .failure(.init("expected a plain number of bpm, got '\(text.prefix(40))'"))
         }
-        guard let field, let json = JSONCoding.decode(payload) else {
-            return .failure(.init("expected JSON with the field \(field?.joined(separator: ".") ?? "")"))
+        guard let json = JSONCoding.decode(payload) else {
+            return .failure(.init("expected JSON with the field \(field.joined(separator: "."))"))
         }
         var value: JSONValue? = json
         for key in field { value = value?[key] }
         switch value {
         case .number(let v)?: return .success(v)
-        case .string(let s)?: if let v = Double(s) { return .success(v) }
+        case .string(let s)?: if let v = number(s.trimmingWhitespace()) { return .success(v) }
         default: break
         }
         return .failure(.init("no number at \(field.joined(separator: ".")) in the JSON payload"))
+    }
+
+    /// A decimal number as JSON writes it (at most 32 characters), or nil.
+    static func number(_ text: Substring) -> Double? {
+        guard !text.isEmpty, text.utf8.count <= 32, case .number(let v)? = try? JSONValue.parse(Array(text.utf8)) else { return nil }
+        return v
     }
 }

@@ -1,4 +1,3 @@
-import Foundation
 public import PacerCore
 
 /// Error codes of command replies (docs/API.md lists them with examples).
@@ -169,7 +168,7 @@ public struct CommandParser: Sendable {
                 ? "the command has no \"action\"; add one of \((Self.timerActions + Self.nodeActions).joined(separator: ", "))"
                 : "\"action\" must be a text value like \"pause\"")
         }
-        let at = try Self.optionalInt(o, "at", range: 0...Int64(4_102_444_800_000))
+        let at = try Self.optionalInt(o, "at", range: 0...Self.latestInstantMs)
         let ifRevision = try Self.optionalInt(o, "if_revision", range: 0...Int64(Int32.max)).map(Int.init)
 
         // The timer: from the topic, else from the "timer" field.
@@ -297,23 +296,28 @@ public struct CommandParser: Sendable {
         return b
     }
 
-    /// An instant as epoch ms or an ISO 8601 text (`2026-11-22T18:00:00Z`).
+    /// The latest instant a command may name: 2100-01-01T00:00:00Z.
+    static let latestInstantMs: Millis = 4_102_444_800_000
+
+    /// An instant as epoch ms or an ISO 8601 text (`2026-11-22T18:00:00Z`), read by PacerCore's
+    /// own strict parser (`ISO8601.parse`: bounded, no Foundation or ICU), between 1970 and 2100.
     static func optionalInstant(_ o: [String: JSONValue], _ key: String) throws(ReplyError) -> Millis? {
         guard let value = o[key], value != .null else { return nil }
         if case .string(let text) = value {
-            let formatter = ISO8601DateFormatter()
-            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-            let plain = ISO8601DateFormatter()
-            guard let date = formatter.date(from: text) ?? plain.date(from: text) else {
-                throw ReplyError(.invalidArgument, "\"\(key)\" must be epoch milliseconds or ISO 8601 like 2026-11-22T18:00:00Z, got '\(text.prefix(40))'")
+            switch ISO8601.parse(text) {
+            case .success(let ms):
+                guard (0...latestInstantMs).contains(ms) else {
+                    throw ReplyError(.invalidArgument, "\"\(key)\" must be between 1970-01-01T00:00:00Z and 2100-01-01T00:00:00Z, got \(iso8601(ms: ms))")
+                }
+                return ms
+            case .failure(let error):
+                throw ReplyError(.invalidArgument, "\"\(key)\" must be epoch milliseconds or ISO 8601 like 2026-11-22T18:00:00Z; it \(error)")
             }
-            return Millis((date.timeIntervalSince1970 * 1000).rounded())
         }
-        return try optionalInt(o, key, range: 0...4_102_444_800_000)
+        return try optionalInt(o, key, range: 0...latestInstantMs)
     }
 
-    /// What a payload holds, white space (Unicode's, as `trimmingCharacters` sees it) around it
-    /// left out.
+    /// What a payload holds, Unicode white space around it left out.
     enum Content {
         case empty
         /// Text that does not start with `{`, `[` or `"` on the topic of `timer`: a plain word.
@@ -342,7 +346,7 @@ public struct CommandParser: Sendable {
             let end = payload.lastIndex { !isASCIISpace($0) }.map { $0 + 1 } ?? start
             text = String(decoding: payload[start..<max(start, end)], as: UTF8.self)
         } else {
-            text = String(decoding: payload, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            text = String(String(decoding: payload, as: UTF8.self).trimmingWhitespace())
         }
         guard let first = text.first else { return .empty }
         if let timer, !"{[\"".contains(first) { return .word(text, timer: timer) }
@@ -352,14 +356,5 @@ public struct CommandParser: Sendable {
         return .json(Result { () throws(JSONParseError) in try JSONValue.parse(bytes) })
     }
 
-    static func describe(_ error: any Error) -> String {
-        if let parse = error as? JSONParseError { return parse.description }
-        if let decoding = error as? DecodingError {
-            switch decoding {
-            case .dataCorrupted(let context): return context.underlyingError.map { "\($0.localizedDescription)" } ?? context.debugDescription
-            default: return "\(decoding)"
-            }
-        }
-        return error.localizedDescription
-    }
+    static func describe(_ error: JSONParseError) -> String { error.description }
 }
