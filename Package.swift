@@ -143,3 +143,14 @@ let package = Package(
         ),
     ]
 )
+
+// The engine's libFuzzer target (Fuzz/Engine), only when scripts/fuzz builds it with
+// `--sanitize fuzzer`: libFuzzer supplies its `main`, so it cannot link in a normal build.
+if Context.environment["PACER_FUZZ_ENGINE"] == "1" {
+    package.targets.append(.executableTarget(
+        name: "fuzz-engine",
+        dependencies: ["PacerNode", "PacerCore", "PacerStore", "Mosquitto", .product(name: "Logging", package: "swift-log")],
+        path: "Fuzz/Engine",
+        swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]
+    ))
+}

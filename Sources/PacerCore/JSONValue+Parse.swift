@@ -114,23 +114,7 @@ public struct JSONParseError: Error, CustomStringConvertible, Equatable, Sendabl
     /// A key for a message: in double quotes, at most 40 characters, with quotes, backslashes,
     /// control, format and line-separating characters escaped (nothing that breaks a log line).
     static func quote(_ key: String) -> String {
-        var out = "\""
-        for (index, scalar) in key.unicodeScalars.enumerated() {
-            if index == 40 { out += "…"; break }
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case " "..."~": out.unicodeScalars.append(scalar)
-            default:
-                switch scalar.properties.generalCategory {
-                case .control, .format, .lineSeparator, .paragraphSeparator, .unassigned, .surrogate, .privateUse:
-                    out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-                default:
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
+        "\"" + printable(key, escapingQuotes: true) + "\""
     }
 }
 

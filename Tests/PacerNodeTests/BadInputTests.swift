@@ -101,6 +101,7 @@ struct BadInputTests {
             .init("start_at in full-width digits", #"{"action":"start","start_at":"２０２６-10-22T18:02:12Z",\#(countdown)}"#, timer: "fresh", "invalid_argument", mentions: "ASCII"),
             .init("start_at without a time zone", #"{"action":"start","start_at":"2026-10-22T18:02:12",\#(countdown)}"#, timer: "fresh", "invalid_argument", mentions: "time zone"),
             .init("history since a long fraction", #"{"action":"history","since":"2026-10-22T18:02:12.\#(String(repeating: "9", count: 500))Z"}"#, "invalid_argument", mentions: "since"),
+            .init("a word of control characters (echoed escaped)", "\u{2}\u{3}\u{1B}[2J", timer: "keep", "unknown_action", mentions: "\\u{1B}[2J"),
             .init("adjust by a word with two signs", "--9223372036854775808", timer: "keep", "unknown_action"),
             .init("adjust by a word beyond Int", "+99999999999999999999999999", timer: "keep", "unknown_action"),
             // Oversized payloads (limit 1024 bytes here).

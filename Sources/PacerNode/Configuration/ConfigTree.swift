@@ -134,7 +134,7 @@ struct ConfigReader {
     /// A short description of a value for messages: `'lots'`, `a list`, `a mapping`.
     static func describe(_ node: ConfigTree) -> String {
         switch node.value {
-        case .scalar(let text, _, _): "'\(text.prefix(40))'"
+        case .scalar(let text, _, _): "'\(printable(text))'"
         case .sequence: "a list"
         case .mapping: "a mapping"
         }

@@ -110,7 +110,7 @@ struct HeartRateMonitor {
         guard let field, !field.isEmpty else {
             let text = String(decoding: payload, as: UTF8.self).trimmingWhitespace()
             if let v = number(text) { return .success(v) }
-            return .failure(.init("expected a plain number of bpm, got '\(text.prefix(40))'"))
+            return .failure(.init("expected a plain number of bpm, got '\(printable(text))'"))
         }
         guard let json = JSONCoding.decode(payload) else {
             return .failure(.init("expected JSON with the field \(field.joined(separator: "."))"))

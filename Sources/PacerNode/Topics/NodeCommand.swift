@@ -149,7 +149,7 @@ public struct CommandParser: Sendable {
         }
         guard let operation = TimerOperation(word: text) else {
             let words = (TimerAction.words.dropLast(2) + ["delete"] + TimerAction.words.suffix(2)).joined(separator: ", ")
-            return .failure(.init(.unknownAction, "unknown command '\(text.prefix(40))'; send one of \(words), or JSON"))
+            return .failure(.init(.unknownAction, "unknown command '\(printable(text))'; send one of \(words), or JSON"))
         }
         switch operation {
         case .adjust(let seconds) where seconds == 0 || seconds.magnitude > TimerOperation.maxAdjustSeconds:
@@ -251,7 +251,7 @@ public struct CommandParser: Sendable {
             return try command(.history(timer: timer, sinceMs: since, limit: limit), allowed: ["since", "limit"])
         default:
             let known = topicTimer == nil ? Self.timerActions + Self.nodeActions : Self.timerActions + ["delete"]
-            throw ReplyError(.unknownAction, "unknown action '\(action.prefix(40))'; use one of \(known.joined(separator: ", "))")
+            throw ReplyError(.unknownAction, "unknown action '\(printable(action))'; use one of \(known.joined(separator: ", "))")
         }
     }
 

@@ -23,6 +23,7 @@ struct EngineBadInputTests {
             #expect(reply["error"]?["code"]?.string == bad.code, "\(bad.name): \(reply)")
             let message = reply["error"]?["message"]?.string ?? ""
             #expect(message.count >= 10, "\(bad.name): the message does not help: '\(message)'")
+            #expect(!message.unicodeScalars.contains { $0.properties.generalCategory == .control }, "\(bad.name): control characters in '\(message)'")
             if let word = bad.mentions {
                 #expect(message.contains(word), "\(bad.name): the message should mention \(word): '\(message)'")
             }
