@@ -29,7 +29,13 @@ public enum Durations {
     /// Parses a duration in text, naming `field` in the error.
     public static func parse(_ text: String, field: String) throws(SpecError) -> Millis {
         guard let value = parseText(text) else {
-            throw SpecError(field: field, message: "\(field) must be a duration like 90, \"90s\", \"1m30s\" or \"1:30\", got \(JSONValue.string(text))")
+            // Twelve digits or more in a row overflow every unit: a duration, too long.
+            var run = 0, longest = 0
+            for byte in text.utf8 { run = (0x30...0x39).contains(byte) ? run + 1 : 0; longest = max(longest, run) }
+            if longest >= 12 {
+                throw SpecError(field: field, message: "\(field) is out of range (durations go up to days, not years), got \"\(printable(text))\"")
+            }
+            throw SpecError(field: field, message: "\(field) must be a duration like 90, \"90s\", \"1m30s\" or \"1:30\", got \"\(printable(text, escapingQuotes: true))\"")
         }
         return value
     }

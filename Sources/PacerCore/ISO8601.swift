@@ -26,6 +26,9 @@ public enum ISO8601 {
         var bytes: (count: Int, storage: [UInt8]) = (0, [])
         bytes.storage.reserveCapacity(maxLength)
         for byte in text.utf8 {
+            guard byte < 0x80 else {
+                return .failure(ParseError("must be written in ASCII digits, like 2026-11-22T18:00:00Z"))
+            }
             bytes.count += 1
             if bytes.count > maxLength {
                 return .failure(ParseError("is longer than \(maxLength) characters; write it like 2026-11-22T18:00:00Z (at most 9 digits after the seconds' point)"))
@@ -45,9 +48,6 @@ public enum ISO8601 {
         var index = 0
 
         mutating func instant() throws(ParseError) -> Millis {
-            guard bytes.allSatisfy({ $0 < 0x80 }) else {
-                throw ParseError("must be written in ASCII digits, like 2026-11-22T18:00:00Z")
-            }
             guard !bytes.isEmpty else { throw ParseError("is empty; write it like 2026-11-22T18:00:00Z") }
             let year = try number(4, "the year (4 digits)")
             try expect("-", "'-' after the year")

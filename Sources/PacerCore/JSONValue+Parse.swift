@@ -60,10 +60,14 @@ public struct JSONParseError: Error, CustomStringConvertible, Equatable, Sendabl
     public var reason: Reason
     /// The byte offset of the problem, from 0.
     public var offset: Int
+    /// For a number out of range: the key of the member it is the value of, if any, so the
+    /// message can name the field (`"seconds"`).
+    public var key: String?
 
-    public init(_ reason: Reason, at offset: Int) {
+    public init(_ reason: Reason, at offset: Int, key: String? = nil) {
         self.reason = reason
         self.offset = offset
+        self.key = key
     }
 
     public var description: String {
@@ -85,7 +89,7 @@ public struct JSONParseError: Error, CustomStringConvertible, Equatable, Sendabl
         case .leadingZero:
             return "number with a leading zero at byte \(offset)"
         case .numberOutOfRange:
-            return "number out of range at byte \(offset)"
+            return "number out of range at byte \(offset)" + (key.map { " (the value of \(Self.quote($0)))" } ?? "")
         case .tooDeep(let limit):
             return "nesting deeper than \(limit) levels at byte \(offset)"
         case .trailingComma:
@@ -150,6 +154,19 @@ extension JSONValue {
         var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
         return try parser.document()
     }
+
+    /// Like `parse(_:maxDepth:)`, but a number beyond Double's range (`1e309`) reads as `null`
+    /// instead of failing: for reading a refused command's request id, so its error reply can
+    /// still carry it.
+    public static func parseReadingOutOfRangeNumbersAsNull(_ bytes: [UInt8], maxDepth: Int = 512) throws(JSONParseError) -> JSONValue {
+        try bytes.withUnsafeBufferPointer { buffer in
+            Result { () throws(JSONParseError) in
+                var parser = JSONParser(bytes: buffer, maxDepth: maxDepth)
+                parser.outOfRangeNumbersAsNull = true
+                return try parser.document()
+            }
+        }.get()
+    }
 }
 
 /// One pass over the bytes. Containers are kept on a stack of frames, not in recursive calls,
@@ -159,6 +176,8 @@ private struct JSONParser {
     let bytes: UnsafeBufferPointer<UInt8>
     let maxDepth: Int
     var position = 0
+    /// See `JSONValue.parseReadingOutOfRangeNumbersAsNull`.
+    var outOfRangeNumbersAsNull = false
 
     init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
         self.bytes = bytes
@@ -223,7 +242,7 @@ private struct JSONParser {
             case UInt8(ascii: "t"): try literal("true"); current = .bool(true)
             case UInt8(ascii: "f"): try literal("false"); current = .bool(false)
             case UInt8(ascii: "n"): try literal("null"); current = .null
-            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): current = .number(try number())
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): current = try numberValue(in: stack.last)
             case let byte: throw JSONParseError(.unexpectedCharacter(byte, expected: "a value"), at: position)
             }
 
@@ -297,6 +316,19 @@ private struct JSONParser {
     }
 
     // MARK: - Numbers
+
+    /// A number as a value of `frame`: out of range, an error naming its key (or null).
+    mutating func numberValue(in frame: Frame?) throws(JSONParseError) -> JSONValue {
+        do {
+            return .number(try number())
+        } catch {
+            guard case .numberOutOfRange = error.reason else { throw error }
+            if outOfRangeNumbersAsNull { return .null }  // `number()` moved past it
+            var located = error
+            if let frame, frame.isObject { located.key = frame.key }
+            throw located
+        }
+    }
 
     /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`
     mutating func number() throws(JSONParseError) -> Double {

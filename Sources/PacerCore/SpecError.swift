@@ -36,17 +36,18 @@ public struct SpecError: Error, Sendable, Equatable, CustomStringConvertible {
 enum TextRules {
     static let maxLength = 100
 
-    /// Validates a label/name: at most 100 characters, no control characters; empty is
-    /// allowed only when `allowEmpty`.
+    /// Validates a label/name: at most 100 characters, no control characters or line breaks;
+    /// empty is allowed only when `allowEmpty` (and then white space alone is not either).
     static func check(_ text: String, field: String, allowEmpty: Bool = true) throws(SpecError) {
-        if !allowEmpty && text.isEmpty {
-            throw SpecError(field: field, message: "\(field) must not be empty")
+        if !allowEmpty && text.trimmingWhitespace().isEmpty {
+            throw SpecError(field: field, message: text.isEmpty ? "\(field) must not be empty" : "\(field) must not be only white space")
         }
         if text.count > maxLength {
             throw SpecError(field: field, message: "\(field) must be at most \(maxLength) characters, got \(text.count)")
         }
-        if text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-            throw SpecError(field: field, message: "\(field) must not contain control characters (newlines, tabs, ...)")
+        // Line and paragraph separators (U+2028, U+2029) break lines like a newline does.
+        if text.unicodeScalars.contains(where: { [.control, .lineSeparator, .paragraphSeparator].contains($0.properties.generalCategory) }) {
+            throw SpecError(field: field, message: "\(field) must not contain control characters or line breaks (newlines, tabs, U+2028, ...)")
         }
     }
 }

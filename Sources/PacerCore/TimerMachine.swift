@@ -51,7 +51,7 @@ public struct TimerMachine: Sendable, Equatable {
         else {
             throw SpecError(
                 field: "id",
-                message: "id must be 1 to 64 characters of a-z, 0-9, '_' and '-', starting with a letter or digit, got \(JSONValue.string(id))"
+                message: "a timer id is 1 to 64 characters of a-z, 0-9, '_' and '-', starting with a letter or digit; got \"\(printable(id, limit: 70, escapingQuotes: true))\""
             )
         }
     }

@@ -22,6 +22,19 @@ extension TimerSpec {
     /// preset's. Durations are numbers of seconds or duration strings.
     /// - Throws: `SpecError` naming the field: unknown keys, wrong types, limits.
     public init(json: JSONValue, presets: [String: JSONValue] = [:]) throws(SpecError) {
+        var aliasUsed: [String: String] = [:]
+        do {
+            try self.init(reading: json, presets: presets, aliasUsed: &aliasUsed)
+        } catch {
+            // A value given under a preset's alias (for_time's `cap` for `target`) is refused
+            // under the name the sender used.
+            guard let alias = aliasUsed[error.field] else { throw error }
+            let message = error.message.hasPrefix(error.field) ? alias + error.message.dropFirst(error.field.count) : error.message
+            throw SpecError(field: alias, message: message)
+        }
+    }
+
+    private init(reading json: JSONValue, presets: [String: JSONValue], aliasUsed: inout [String: String]) throws(SpecError) {
         guard case .object(var members) = json else {
             throw SpecError(field: "spec", message: "spec must be a JSON object, got \(json)")
         }
@@ -52,6 +65,7 @@ extension TimerSpec {
             // (for amrap, `work` wins over `duration`).
             for key in members.keys.sorted() where key != "preset" {
                 merged[aliases[key] ?? key] = members[key]
+                if let target = aliases[key] { aliasUsed[target] = key }
             }
             members = merged
             presetName = name

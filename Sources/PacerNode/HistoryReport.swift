@@ -59,7 +59,7 @@ public enum HistoryReport {
     private static func text(_ value: JSONValue) -> String {
         switch value {
         case .string(let s): s
-        case .number(let d): d.rounded() == d ? String(Int64(d)) : String(d)
+        case .number(let d): value.int64.map(String.init) ?? String(d)  // never Int64(d): 1e300 traps
         case .bool(let b): String(b)
         default: "\(value)"
         }

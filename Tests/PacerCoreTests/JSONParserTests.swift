@@ -122,7 +122,9 @@ struct JSONParserTests {
         ]
         for (bytes, reason, offset) in hidden {
             #expect(JSONDifferential.foundation(bytes) == ["action": "time"], "\(String(decoding: bytes, as: UTF8.self).debugDescription)")
-            #expect(throws: JSONParseError(reason, at: offset)) { try JSONValue.parse(bytes) }
+            // A number out of range names the key it is the value of.
+            let key: String? = reason == .numberOutOfRange ? "action" : nil
+            #expect(throws: JSONParseError(reason, at: offset, key: key)) { try JSONValue.parse(bytes) }
         }
         // Foundation accepts one comma before a closing bracket; we refuse it.
         for (text, comma, value) in [("[1,]", 2, [1] as JSONValue), (#"{"a":1,}"#, 6, ["a": 1]), ("[[1,],]", 3, [[1]]), ("[1 ,\n]", 3, [1])] {

@@ -183,7 +183,7 @@ struct SpecTests {
         expectSpecError("label must be at most 100 characters, got 101") {
             _ = try TimerSpec(json: ["kind": "countdown", "duration": 10, "label": .string(String(repeating: "x", count: 101))])
         }
-        expectSpecError("exercise must not contain control characters (newlines, tabs, ...)") {
+        expectSpecError("exercise must not contain control characters or line breaks (newlines, tabs, U+2028, ...)") {
             _ = try TimerSpec(json: ["kind": "rest", "exercise": "a\nb"])
         }
         expectSpecError("unknown key 'wrok' in an interval spec; allowed keys: ack, alert_interval, auto_dismiss, cooldown, cues, exercises, hr_source, kind, prepare, preset, rest, rounds, set_rest, sets, skip_last_rest, work") {

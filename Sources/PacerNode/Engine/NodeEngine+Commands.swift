@@ -19,7 +19,7 @@ extension NodeEngine {
         case .success(let command):
             parsed = command
         case .failure(let error):
-            logger.notice("rejected a command", metadata: ["topic": "\(message.topic)", "code": "\(error.code.rawValue)", "reason": "\(error.message)"])
+            logger.notice("rejected a command", metadata: ["topic": "\(printable(message.topic, limit: 200))", "code": "\(error.code.rawValue)", "reason": "\(error.message)"])
             let id = parser.requestID(in: message.payload).map(JSONValue.string) ?? .null
             reply(Self.errorBody(id: id, error))
             return
@@ -29,7 +29,7 @@ extension NodeEngine {
         // The optional rate limit: refused before anything else, nothing written or recorded
         // (a retry with the same id is a new command).
         if rateLimiter != nil, let wait = rateLimiter?.take(key: message.properties.responseTopic ?? message.topic, now: now) {
-            logger.debug("command rate limited", metadata: ["topic": "\(message.topic)", "retry_in_ms": "\(wait)"])
+            logger.debug("command rate limited", metadata: ["topic": "\(printable(message.topic, limit: 200))", "retry_in_ms": "\(wait)"])
             reply(Self.errorBody(id: requestID, rateLimitError(retryInMs: wait)))
             return
         }

@@ -7,7 +7,7 @@ extension NodeEngine {
     func heartRateMessage(_ message: MQTTMessage, now: Millis, into output: inout EngineOutput) {
         switch heartRate.receive(topic: message.topic, payload: message.payload, now: now) {
         case .notASource:
-            logger.debug("message on an unexpected topic", metadata: ["topic": "\(message.topic)"])
+            logger.debug("message on an unexpected topic", metadata: ["topic": "\(printable(message.topic, limit: 200))"])
         case .unreadable(let source, let reason):
             logOnce(source, "a heart-rate reading could not be read; it is ignored", reason)
         case .outOfRange(let source, let bpm):

@@ -65,8 +65,8 @@ extension NodeEngine {
     func retainedState(_ message: MQTTMessage, timer id: String, now: Millis, into output: inout EngineOutput) {
         // Only a held timer's state settles anything: the others are not decoded.
         guard message.retain, outbox.isHolding(id) else { return }
-        var revision: Int?
-        if case .number(let value)? = JSONCoding.decode(message.payload)?["revision"] { revision = Int(value) }
+        // `.int` is nil for a number that is not a whole Int (a retained `1e19` trapped here).
+        let revision = JSONCoding.decode(message.payload)?["revision"]?.int
         if outbox.retainedState(timer: id, revision: revision) { output.settleOutbox = true }
     }
 

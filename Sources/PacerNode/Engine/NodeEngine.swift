@@ -216,7 +216,7 @@ actor NodeEngine {
         if message.topic == topics.command || topics.timerID(ofCommandTopic: message.topic) != nil {
             if message.retain {
                 // Never replay a stale command that a client left retained on a command topic.
-                logger.notice("ignored a retained command", metadata: ["topic": "\(message.topic)"])
+                logger.notice("ignored a retained command", metadata: ["topic": "\(printable(message.topic, limit: 200))"])
                 return
             }
             command(message, now: now, into: &output)

@@ -21,9 +21,15 @@ public enum ReplyErrorCode: String, Sendable, Codable, CaseIterable {
 public struct ReplyError: Error, Sendable, Equatable {
     public var code: ReplyErrorCode
     public var message: String
+    /// The longest message, in characters: a message quotes what the sender wrote (a key, a
+    /// preset name, a duration), which may be 64 KB long.
+    public static let maxMessageLength = 400
+
+    /// - Parameter message: cut to ``maxMessageLength`` characters, with control, format and
+    ///   line-separating characters escaped (`\u{A}`), so no sender can forge a log line.
     public init(_ code: ReplyErrorCode, _ message: String) {
         self.code = code
-        self.message = message
+        self.message = printable(message, limit: Self.maxMessageLength)
     }
 }
 
@@ -74,8 +80,12 @@ public struct CommandParser: Sendable {
 
     /// The request id of a payload that fails to parse, so the error reply can still echo it.
     public func requestID(in payload: [UInt8]) -> String? {
-        guard payload.count <= maxPayloadBytes, case .object(let o)? = try? JSONValue.parse(payload),
-              case .string(let id)? = o["id"] else { return nil }
+        guard payload.count <= maxPayloadBytes else { return nil }
+        // A number beyond Double's range is the one error of well-formed JSON: the id is read
+        // around it.
+        guard case .object(let o)? = try? JSONValue.parseReadingOutOfRangeNumbersAsNull(payload),
+              case .string(let id)? = o["id"], id.count <= 128,
+              !id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return nil }
         return id
     }
 
@@ -142,7 +152,7 @@ public struct CommandParser: Sendable {
     private func parseWord(_ text: String, timer: String) -> Result<NodeCommand, ReplyError> {
         // The id comes from the topic level; JSON commands check it in requireTimer().
         do { try TimerMachine.validateID(timer) } catch {
-            return .failure(.init(.invalidTimerID, error.message))
+            return .failure(.init(.invalidTimerID, "the topic's timer level is not a timer id: \(error.message)"))
         }
         if text.lowercased() == "delete" {
             return .success(NodeCommand(request: .delete(id: timer)))
@@ -184,7 +194,9 @@ public struct CommandParser: Sendable {
                 throw ReplyError(.invalidArgument, "\"\(action)\" needs \"timer\": the id of the timer, e.g. {\"action\":\"\(action)\",\"timer\":\"kitchen\"}")
             }
             do { try TimerMachine.validateID(timer) } catch {
-                throw ReplyError(.invalidTimerID, error.message)
+                throw ReplyError(.invalidTimerID, topicTimer == nil
+                    ? "\"timer\" is not a timer id: \(error.message)"
+                    : "the topic's timer level is not a timer id: \(error.message)")
             }
             return timer
         }
@@ -197,6 +209,12 @@ public struct CommandParser: Sendable {
             return NodeCommand(requestID: requestID, at: at, ifRevision: ifRevision, request: request)
         }
 
+        if topicTimer != nil, ["create", "list", "time", "history"].contains(action) {
+            throw ReplyError(.unknownAction, "\"\(action)\" is a node command: send it on the node's cmd topic (<base>/cmd), not a timer's")
+        }
+        if ["list", "time"].contains(action), o["timer"] != nil {
+            throw ReplyError(.invalidArgument, "\"\(action)\" does not take \"timer\"; it is about the whole node")
+        }
         if let plain = TimerAction(rawValue: action)?.plainOperation {
             return try command(.timer(id: try requireTimer(), operation: plain, spec: nil, name: nil), allowed: [])
         }

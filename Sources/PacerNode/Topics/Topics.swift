@@ -39,8 +39,11 @@ public struct Topics: Sendable, Equatable {
     private func timerID(of topic: String, leaf: String) -> String? {
         let prefix = "\(base)/timers/"
         guard topic.hasPrefix(prefix), topic.hasSuffix("/" + leaf) else { return nil }
+        // An empty level (`timers//cmd`) is "": the wildcard subscription delivers it, and the
+        // sender gets an invalid_timer_id reply rather than silence.
+        guard topic.utf8.count >= prefix.utf8.count + leaf.utf8.count + 1 else { return nil }
         let middle = topic.dropFirst(prefix.count).dropLast(leaf.count + 1)
-        guard !middle.isEmpty, !middle.contains("/") else { return nil }
+        guard !middle.contains("/") else { return nil }
         return String(middle)
     }
 }

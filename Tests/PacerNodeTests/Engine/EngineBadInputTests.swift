@@ -1,4 +1,5 @@
 import Foundation
+import Mosquitto
 import PacerCore
 @testable import PacerNode
 import Testing
@@ -22,6 +23,11 @@ struct EngineBadInputTests {
             #expect(reply["ok"] == false, "\(bad.name): \(reply)")
             #expect(reply["error"]?["code"]?.string == bad.code, "\(bad.name): \(reply)")
             let message = reply["error"]?["message"]?.string ?? ""
+            #expect(message.count <= 401, "\(bad.name): a message of \(message.count) characters")
+            // (A payload over the limit is not read at all, its id neither.)
+            if bad.code != "payload_too_large", case .object(let sent)? = try? JSONValue.parseReadingOutOfRangeNumbersAsNull(bad.payload), let id = sent["id"] {
+                #expect(reply["id"] == id, "\(bad.name): the reply does not carry the request id: \(reply)")
+            }
             #expect(message.count >= 10, "\(bad.name): the message does not help: '\(message)'")
             #expect(!message.unicodeScalars.contains { $0.properties.generalCategory == .control }, "\(bad.name): control characters in '\(message)'")
             if let word = bad.mentions {
@@ -71,5 +77,29 @@ struct EngineBadInputTests {
         try await h.send(["action": "delete", "timer": "t1"])
         let now = try await h.send(["action": "create", "timer": "t4", "spec": ["kind": "stopwatch"]])
         #expect(now["ok"] == true, "\(now)")
+    }
+
+    /// Found by the hostile suite (issue 25): anyone who may publish on a timer's state topic
+    /// could leave a retained state whose revision is beyond Int; the node read it with
+    /// `Int(value)` during the outbox check after a restart and trapped, again at every reconnect.
+    @Test("hostile retained states during the outbox check are ignored, never a crash", arguments: [
+        #"{"revision":1e19}"#, #"{"revision":9223372036854775808}"#, #"{"revision":-1e300}"#,
+        #"{"revision":12345678901234567890123456}"#, #"{"revision":1.5}"#, #"{"revision":"7"}"#, "[1,2]", "", "\u{FF}",
+    ])
+    func hostileRetainedStates(payload: String) async throws {
+        let config = "timers:\n  - {id: a, name: A, spec: {kind: countdown, duration: 1s}}\n"
+        let first = try await EngineHarness.make(config: config)
+        await first.connect()
+        _ = try await first.send(["action": "start"], timer: "a")
+        for case .tracked(_, _, let token, _) in first.journal.all { await first.deliver(token) }
+        await first.disconnect()
+        await first.pass(1_000)  // finishes while disconnected: written, not published
+        let h = try await first.restart(config: config)
+        await h.connect()
+        await h.engine.handle(.message(MQTTMessage(topic: h.topic("a", "state"), payload: Array(payload.utf8), qos: .atMostOnce, retain: true)))
+        // Nothing was proven by it: the finished event still waits, and the node answers.
+        #expect(try h.store.unpublishedEvents().map(\.type) == ["finished"])
+        let list = try await h.send(["action": "list"])
+        #expect(list["timers"]?.array?.first?["status"] == "finished", "\(list)")
     }
 }
