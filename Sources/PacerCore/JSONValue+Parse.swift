@@ -155,17 +155,23 @@ extension JSONValue {
         return try parser.document()
     }
 
-    /// Like `parse(_:maxDepth:)`, but a number beyond Double's range (`1e309`) reads as `null`
-    /// instead of failing: for reading a refused command's request id, so its error reply can
-    /// still carry it.
-    public static func parseReadingOutOfRangeNumbersAsNull(_ bytes: [UInt8], maxDepth: Int = 512) throws(JSONParseError) -> JSONValue {
-        try bytes.withUnsafeBufferPointer { buffer in
-            Result { () throws(JSONParseError) in
-                var parser = JSONParser(bytes: buffer, maxDepth: maxDepth)
-                parser.outOfRangeNumbersAsNull = true
-                return try parser.document()
+    /// The members of a top-level object as far as they can be read: all of them when `bytes`
+    /// is a JSON object (a number beyond Double's range read as `null`), else those read
+    /// before the first error (a key given twice, nesting too deep, bad syntax); nil when
+    /// `bytes` does not start an object. For a refused command's request id: its error reply
+    /// still carries it.
+    public static func leadingMembers(_ bytes: [UInt8], maxDepth: Int = 512) -> [String: JSONValue]? {
+        bytes.withUnsafeBufferPointer { buffer in
+            var parser = JSONParser(bytes: buffer, maxDepth: maxDepth)
+            parser.outOfRangeNumbersAsNull = true
+            do {
+                guard case .object(let members) = try parser.document() else { return nil }
+                return members
+            } catch {
+                guard let top = parser.stack.first, top.isObject else { return nil }
+                return top.members
             }
-        }.get()
+        }
     }
 }
 
@@ -176,8 +182,10 @@ private struct JSONParser {
     let bytes: UnsafeBufferPointer<UInt8>
     let maxDepth: Int
     var position = 0
-    /// See `JSONValue.parseReadingOutOfRangeNumbersAsNull`.
+    /// See `JSONValue.leadingMembers(_:)`.
     var outOfRangeNumbersAsNull = false
+    /// The containers being read, outermost first (after an error: as far as they were read).
+    var stack: [Frame] = []
 
     init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
         self.bytes = bytes
@@ -205,7 +213,7 @@ private struct JSONParser {
     // MARK: - Structure
 
     mutating func value() throws(JSONParseError) -> JSONValue {
-        var stack: [Frame] = []
+        stack = []
         var current: JSONValue
         while true {
             // A value, or the opening of a container (whose first value is read next).

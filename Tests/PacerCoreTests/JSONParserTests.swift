@@ -271,6 +271,19 @@ struct JSONParserTests {
             #expect(!message(bytes).unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F || $0 == "\u{2028}" || $0 == "\u{85}" }, "\(bytes)")
         }
     }
+
+    @Test("leadingMembers reads a refused command's members as far as they go")
+    func leadingMembers() {
+        func members(_ text: String) -> [String: JSONValue]? { JSONValue.leadingMembers(Array(text.utf8)) }
+        #expect(members(#"{"id":"r1","seconds":1e309}"#) == ["id": "r1", "seconds": .null])
+        #expect(members(#"{"action":"x","id":"r2","spec":"# + String(repeating: "[", count: 600))?["id"] == "r2")
+        #expect(members(#"{"id":"r3","a":1,"a":2}"#)?["id"] == "r3")
+        #expect(members(#"{"a":1,"id":"r4"#) == ["a": 1])  // the id's value never ended
+        #expect(members(#"{"id":"r5","#) == ["id": "r5"])
+        #expect(members("[1,2]") == nil)
+        #expect(members("pause") == nil)
+        #expect(members("") == nil)
+    }
 }
 
 // MARK: - Helpers

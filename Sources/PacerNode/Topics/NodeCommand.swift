@@ -81,10 +81,8 @@ public struct CommandParser: Sendable {
     /// The request id of a payload that fails to parse, so the error reply can still echo it.
     public func requestID(in payload: [UInt8]) -> String? {
         guard payload.count <= maxPayloadBytes else { return nil }
-        // A number beyond Double's range is the one error of well-formed JSON: the id is read
-        // around it.
-        guard case .object(let o)? = try? JSONValue.parseReadingOutOfRangeNumbersAsNull(payload),
-              case .string(let id)? = o["id"], id.count <= 128,
+        // Read as far as the payload goes (an id before the error is still found).
+        guard let o = JSONValue.leadingMembers(payload), case .string(let id)? = o["id"], id.count <= 128,
               !id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return nil }
         return id
     }
@@ -210,7 +208,7 @@ public struct CommandParser: Sendable {
         }
 
         if topicTimer != nil, ["create", "list", "time", "history"].contains(action) {
-            throw ReplyError(.unknownAction, "\"\(action)\" is a node command: send it on the node's cmd topic (<base>/cmd), not a timer's")
+            throw ReplyError(.unknownAction, "\"action\" \"\(action)\" is a node command: send it on the node's cmd topic (<base>/cmd), not a timer's")
         }
         if ["list", "time"].contains(action), o["timer"] != nil {
             throw ReplyError(.invalidArgument, "\"\(action)\" does not take \"timer\"; it is about the whole node")
