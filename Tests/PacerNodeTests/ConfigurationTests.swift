@@ -199,6 +199,24 @@ import Testing
         #expect(!found.isEmpty)
     }
 
+    /// Issue 25: "billion laughs" (ten aliases of ten aliases ...) held the loader for over a
+    /// minute at 1.4 GB; refused at once now.
+    @Test func aliasesThatExpandWithoutBoundAreAProblem() throws {
+        var lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+        for i in 1..<10 { lines.append("a\(i): &a\(i) [" + Array(repeating: "*a\(i - 1)", count: 10).joined(separator: ", ") + "]") }
+        let found = try problems(lines.joined(separator: "\n") + "\n")
+        #expect(found.count == 1 && found.first?.reason.contains("more than 100000 values") == true, "\(found)")
+        // A few aliases, as people use them, are fine.
+        #expect(try problems("x: &d {kind: countdown, duration: 1m}\npresets: {a: *d, b: *d}\n").allSatisfy { !$0.reason.contains("values") })
+    }
+
+    @Test func overlongFilesAndDeepNestingAreProblems() throws {
+        let big = try problems("# " + String(repeating: "x", count: NodeConfiguration.maxConfigBytes) + "\n")
+        #expect(big.first?.reason.contains("at most 1048576 bytes") == true, "\(big)")
+        let deep = try problems("timers: " + String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000) + "\n")
+        #expect(deep.first?.reason.contains("nesting") == true, "\(deep)")
+    }
+
     @Test func invalidYAMLReportsItsLine() throws {
         let found = try problems("node: gym\nbroker: [unclosed\n")
         #expect(found.count == 1)

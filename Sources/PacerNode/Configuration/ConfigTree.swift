@@ -51,7 +51,34 @@ struct ConfigTree {
             throw ConfigurationError(problems: [.init(source: source, line: nil, key: "", reason: "\(error)")])
         }
         guard let node else { return nil }
+        // YAML aliases share a node: ten levels of ten `*a` each ("billion laughs") are 10^10
+        // values to read, which held `pacer check-config` for over a minute at 1.4 GB.
+        var budget = maxValues
+        guard Self.fits(node, budget: &budget) else {
+            throw ConfigurationError(problems: [.init(source: source, line: nil, key: "",
+                reason: "the file expands to more than \(maxValues) values (YAML aliases that repeat each other?); write the values out")])
+        }
         return ConfigTree(node)
+    }
+
+    /// The most values (scalars, mappings, sequences) a configuration may hold once its
+    /// aliases are expanded.
+    static let maxValues = 100_000
+
+    /// Whether `node` holds at most `budget` values; stops counting as soon as it does not.
+    private static func fits(_ node: Node, budget: inout Int) -> Bool {
+        budget -= 1
+        guard budget >= 0 else { return false }
+        switch node {
+        case .scalar: return true
+        case .mapping(let mapping):
+            for (key, value) in mapping where !fits(key, budget: &budget) || !fits(value, budget: &budget) { return false }
+            return true
+        case .sequence(let sequence):
+            for value in sequence where !fits(value, budget: &budget) { return false }
+            return true
+        case .alias: return true
+        }
     }
 
     private static func problem(for error: YamlError, source: String) -> ConfigurationProblem {

@@ -3,6 +3,9 @@ import Logging
 import PacerCore
 
 extension NodeConfiguration {
+    /// The largest configuration file read (1 MiB).
+    public static let maxConfigBytes = 1 << 20
+
     /// Builds the configuration from defaults, the YAML file (`--config` / `PACER_CONFIG`),
     /// the environment and the flags; later sources win.
     ///
@@ -23,6 +26,11 @@ extension NodeConfiguration {
         if let file = flags.configFile ?? env.configFile {
             config.configFile = file
             do {
+                // Read whole, so bounded first: a configuration is a few kilobytes.
+                if let size = (try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? Int, size > Self.maxConfigBytes {
+                    throw ConfigurationError(problems: [.init(source: file, line: nil, key: "",
+                        reason: "the file is \(size) bytes; a configuration is at most \(Self.maxConfigBytes) bytes (is this the right file?)")])
+                }
                 let text = try String(contentsOfFile: file, encoding: .utf8)
                 var reader = ConfigReader(source: file)
                 if let tree = try ConfigTree.parse(yaml: text, source: file) {
