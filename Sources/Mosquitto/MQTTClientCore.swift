@@ -109,9 +109,13 @@ final class MQTTClientCore: @unchecked Sendable {
         }
         var properties: OpaquePointer?
         if configuration.version == .v5 {
-            let rc = mosquitto_property_add_int32(
+            var rc = mosquitto_property_add_int32(
                 &properties, propertyID(MQTT_PROP_SESSION_EXPIRY_INTERVAL), configuration.sessionExpiryInterval)
+            if rc == MOSQ_ERR_SUCCESS.rawValue, let size = configuration.maximumPacketSize {
+                rc = mosquitto_property_add_int32(&properties, propertyID(MQTT_PROP_MAXIMUM_PACKET_SIZE), size)
+            }
             if rc != MOSQ_ERR_SUCCESS.rawValue {
+                mosquitto_property_free_all(&properties)
                 mosquitto_destroy(handle)
                 throw MQTTError.mosquitto(rc, "building the CONNECT properties")
             }

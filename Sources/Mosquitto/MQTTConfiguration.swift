@@ -134,6 +134,10 @@ public struct MQTTConfiguration: Sendable {
     /// Sent on every connect and reconnect. (MQTT 3.1.1 sessions with `cleanStart == false`
     /// are kept until the broker's `persistent_client_expiration`.)
     public var sessionExpiryInterval: UInt32
+    /// MQTT 5: the largest packet this client accepts (the CONNECT's Maximum Packet Size);
+    /// the broker drops a larger message for this client instead of sending it, so no
+    /// publisher can make it allocate more. `nil`: no limit but the protocol's 256 MB.
+    public var maximumPacketSize: UInt32? = nil
     /// How reconnect attempts are spaced.
     public var reconnect: MQTTReconnectPolicy
     /// How long ``MQTTClient/connect()`` waits for the first CONNACK.

@@ -40,6 +40,24 @@ extension BrokerTests {
         }
     }
 
+    @Test("MQTT 5 Maximum Packet Size: the broker drops a larger message for the client, never sends it")
+    func maximumPacketSize() async throws {
+        try await withTestBroker { broker in
+            let topic = unique("maxpacket")
+            var limited = configuration(broker)
+            limited.maximumPacketSize = 4096
+            let subscriber = try await ConnectedClient(limited)
+            try await subscriber.client.subscribe(to: topic)
+            let publisher = try await ConnectedClient(configuration(broker))
+            try await publisher.client.publish(to: topic, payload: Array(repeating: 0x78, count: 10_000), qos: .atLeastOnce)
+            try await publisher.client.publish(to: topic, string: "small", qos: .atLeastOnce)
+            let first = try #require(await subscriber.messages.message(on: topic))
+            #expect(first.payloadString == "small", "the 10,000-byte message reached the client: \(first.payload.count) bytes")
+            await publisher.client.disconnect()
+            await subscriber.client.disconnect()
+        }
+    }
+
     @Test("MQTT 3.1.1 round trip works; properties are not sent")
     func v311IgnoresProperties() async throws {
         try await withTestBroker { broker in

@@ -30,6 +30,15 @@ extension NodeConfiguration {
         c.will = will
         c.cleanStart = cleanStart
         if cleanStart { c.sessionExpiryInterval = 0 }
+        c.maximumPacketSize = UInt32(maximumPacketSize)
         return c
+    }
+
+    /// The largest MQTT packet the node accepts from the broker (MQTT 5): 4 times the command
+    /// limit, at least 2 MiB. What the node reads (commands, clock requests, heart rates, its
+    /// own retained states) is far smaller; a larger publish on a topic it subscribes to is
+    /// dropped by the broker, never allocated by the node (docs/SECURITY.md).
+    public var maximumPacketSize: Int {
+        min(max(2 << 20, limits.maxPayloadBytes * 4), 256 << 20)
     }
 }
