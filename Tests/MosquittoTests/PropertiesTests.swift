@@ -52,7 +52,7 @@ extension BrokerTests {
             try await publisher.client.publish(to: topic, payload: Array(repeating: 0x78, count: 10_000), qos: .atLeastOnce)
             try await publisher.client.publish(to: topic, string: "small", qos: .atLeastOnce)
             let first = try #require(await subscriber.messages.message(on: topic))
-            #expect(first.payloadString == "small", "the 10,000-byte message reached the client: \(first.payload.count) bytes")
+            #expect(first.payload.count == 5, "the 10,000-byte message reached the client: \(first.payload.count) bytes")
             await publisher.client.disconnect()
             await subscriber.client.disconnect()
         }

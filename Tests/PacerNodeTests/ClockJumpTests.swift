@@ -144,7 +144,7 @@ struct ClockJumpTests {
             path.split(separator: ":").map { "\($0)/\(name)" }
         }
         guard let compiler = compilers.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            throw HarnessError("the clock-jump test needs a C compiler (cc, gcc or clang) on PATH to build \(source.path); install gcc and libc6-dev (scripts/setup does)")
+            throw HarnessError("the clock-jump test needs a C compiler (cc, gcc or clang) on PATH to build \(source.path); install gcc and libc6-dev (scripts/test does)")
         }
         let library = directory.appendingPathComponent("fake-wall-clock.so")
         let log = directory.appendingPathComponent("cc.log")
