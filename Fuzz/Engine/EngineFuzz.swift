@@ -204,7 +204,7 @@ final class Rig: @unchecked Sendable {
 
 func step(_ rig: Rig, _ program: inout Program) async throws {
     let op = program.byte()
-    switch op % 10 {
+    switch op % 11 {
     case 0:  // any bytes on the node's cmd topic
         await rig.command("\(base)/cmd", program.chunk())
     case 1:  // any bytes on a timer's cmd topic
@@ -254,6 +254,12 @@ func step(_ rig: Rig, _ program: inout Program) async throws {
             await rig.engine.handle(.delivered(MQTTDeliveryReport(token: MQTTDeliveryToken(rawValue: token), reasonCode: 0)))
         }
         await rig.engine.handle(.message(MQTTMessage(topic: "homeassistant/status", payload: program.chunk())))
+    case 10:  // a clock request on the time topic (readers may publish there): a reply or none, never more
+        let before = rig.transport.count, writes = rig.store.writeCount
+        await rig.engine.handle(.message(MQTTMessage(topic: "\(base)/time", payload: program.chunk(), qos: .atMostOnce,
+                                                     properties: MQTTProperties(responseTopic: "\(base)/reply/fuzz"))))
+        let published = rig.transport.since(before)
+        guard published.count <= 1, rig.store.writeCount == writes else { fail("a clock request published \(published.map(\.topic)) and wrote") }
     default:  // a restart (a crash: nothing shut down): the same timers come back
         let before = await rig.engine.timers.ids.sorted()
         try await rig.restart()

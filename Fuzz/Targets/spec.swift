@@ -1,15 +1,14 @@
-// libFuzzer target: bytes -> JSON (Foundation's JSONDecoder into JSONValue, as the node does)
-// -> TimerSpec(json:) -> compiled program and a machine started on it.
-import Foundation
+// libFuzzer target: bytes -> JSON (JSONValue.parse, as the node reads a command) ->
+// TimerSpec(json:) -> compiled program and a machine started on it.
 import PacerCore
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzSpec(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-    let bytes = Data(UnsafeBufferPointer(start: data, count: size))
-    guard let json = try? JSONDecoder().decode(JSONValue.self, from: bytes) else { return 0 }
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    guard let json = try? JSONValue.parse(bytes) else { return 0 }
     // The JSON value prints and reads back as itself.
     let text = json.description
-    if let again = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) {
+    if let again = try? JSONValue.parse(Array(text.utf8)) {
         precondition(again.description == text, "JSONValue does not round-trip: \(text)")
     }
     guard let spec = try? TimerSpec(json: json) else { return 0 }
