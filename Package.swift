@@ -115,7 +115,7 @@ let package = Package(
         .testTarget(
             name: "PacerCoreTests",
             dependencies: [
-                "PacerCore",
+                "PacerCore", "PacerTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: swiftSettings

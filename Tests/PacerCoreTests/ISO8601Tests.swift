@@ -1,5 +1,6 @@
 import Foundation
 import PacerCore
+import PacerTestSupport
 import Testing
 
 @Suite("ISO 8601 instants: PacerCore's strict reader")
@@ -79,7 +80,7 @@ struct ISO8601Tests {
 
     @Test("every instant of years 0001-9999 written by iso8601(ms:) reads back to itself")
     func roundTrip() {
-        var generator = SplitMix64(seed: 25)
+        var generator = SeededGenerator(seed: 25)
         let range: ClosedRange<Millis> = -62_135_596_800_000...253_402_300_799_999
         for ms in [range.lowerBound, range.upperBound, 0, -1, 951_782_400_000] + (0..<5000).map({ _ in Millis.random(in: range, using: &generator) }) {
             #expect(ISO8601.parse(iso8601(ms: ms)) == .success(ms), "\(iso8601(ms: ms))")
@@ -90,7 +91,7 @@ struct ISO8601Tests {
     func agreesWithFoundation() {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        var generator = SplitMix64(seed: 25)
+        var generator = SeededGenerator(seed: 25)
         for _ in 0..<2000 {
             let ms = Millis.random(in: 0...4_102_444_800_000, using: &generator)
             let offset = Int.random(in: -(23 * 60 + 59)...(23 * 60 + 59), using: &generator)
@@ -106,15 +107,3 @@ struct ISO8601Tests {
     }
 }
 
-/// A seeded generator: the same instants on every run and machine.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -10,26 +10,6 @@ import Glibc
 // a seeded random generator, commands sent without waiting for their reply (the node may be
 // killed before it answers), and a model of each timer built from the core.
 
-/// SplitMix64: a small, fast, seedable generator, so a failing crash run can be repeated
-/// with the same choices (`PACER_CRASH_SEED`). Real time still varies between runs.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// True with probability `p`.
-    mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }
-
-    mutating func milliseconds(_ range: ClosedRange<Int>) -> Duration { .milliseconds(Int.random(in: range, using: &self)) }
-}
 
 /// An integer from the environment, or `fallback`.
 func environmentInteger(_ name: String, default fallback: Int) -> Int {
