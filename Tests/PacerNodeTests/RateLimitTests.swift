@@ -104,7 +104,7 @@ struct RateLimitTests {
         #expect(h.published(h.topic("egg", "state"), from: start).isEmpty)
         // Another sender (its own MQTT 5 response topic) has its own bucket.
         let other = h.journal.count
-        await h.engine.handle(.message(MQTTMessage(topic: h.topic("egg", "cmd"), payload: Array(#"{"action":"time"}"#.utf8),
+        await h.engine.handle(.message(MQTTMessage(topic: "\(h.base)/cmd", payload: Array(#"{"action":"time"}"#.utf8),
                                                    qos: .atLeastOnce, properties: MQTTProperties(responseTopic: "test/reply/other"))))
         #expect(h.journal.since(other).last { $0.topic == "test/reply/other" }?.json?["ok"] == true)
         // After the wait the same id is a new command (the refusal was not recorded), and applied.
