@@ -197,7 +197,10 @@ final class Rig: @unchecked Sendable {
                     fail("\(position) \(index) of \(total) in \(s)")
                 }
             }
-            if status == "running", case .number? = s["segment_duration_ms"], s["ends_at_ms"] == nil { fail("running without ends_at_ms: \(s)") }
+            // A running segment with time left has an end (a stopwatch past its target, in
+            // overtime, has none: it counts on until completed).
+            if status == "running", case .number? = s["segment_duration_ms"], let left = s["remaining_ms"]?.int64, left > 0,
+               s["ends_at_ms"] == nil { fail("running without ends_at_ms: \(s)") }
         }
     }
 }

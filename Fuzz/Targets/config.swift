@@ -9,7 +9,7 @@ import PacerCore
 /// Found by this target and fixed: Yams 6 resolves a plain scalar like
 /// `1111101111111011:-211011:-2:-2` as a base-60 integer with overflowing arithmetic, and
 /// ConfigTree asked every scalar for `node.int`, so such a value stopped `pacer` with a trap
-/// (ConfigTree now recognises integers itself; corpus file `known-issue-*` keeps the input).
+/// (ConfigTree now recognises integers itself; Fuzz/crashes/config/ keeps the input).
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzConfig(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -8,7 +8,7 @@ import PacerCore
 
 /// Found by this target and fixed: a finite reading outside Int's range
 /// (`444444444444444444444`, `1e20`) trapped in `HeartRateMonitor.receive`, which converted it
-/// before checking its range (corpus files `known-issue-*` keep those inputs).
+/// before checking its range (Fuzz/crashes/heartrate/ keeps those inputs).
 nonisolated(unsafe) private var monitor = HeartRateMonitor(settings: HeartRateSettings(
     sources: [
         HeartRateSource(name: "plain", topic: "hr/plain", field: nil),
