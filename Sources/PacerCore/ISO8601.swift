@@ -8,8 +8,8 @@
 ///
 /// Years 0001–9999, the proleptic Gregorian calendar, ASCII digits only. Seconds are 00–59
 /// (the node's clock has no leap seconds). The offset is required: a time without one would
-/// mean a different instant on every machine. The result is epoch milliseconds, the fraction
-/// rounded to the nearest millisecond (half up).
+/// mean a different instant on every machine. The result is epoch milliseconds; digits past
+/// the millisecond are dropped (an instant is never moved into the next second).
 public enum ISO8601 {
     /// The longest text read: `2026-11-22T18:00:00.123456789+01:00`.
     public static let maxLength = 35
@@ -76,7 +76,8 @@ public enum ISO8601 {
                 for (offset, digit) in digits.prefix(3).enumerated() {
                     milli += Int64(digit - UInt8(ascii: "0")) * [100, 10, 1][offset]
                 }
-                if digits.count > 3, digits[start + 3] >= UInt8(ascii: "5") { milli += 1 }  // half up
+                // Digits past the millisecond are dropped, not rounded: .9996 of the last second
+                // of 9999 rounded up was a year 10000 (found by the instant target).
             }
             guard index < bytes.count else {
                 throw ParseError("has no time zone; end it with Z (UTC) or an offset like +01:00")

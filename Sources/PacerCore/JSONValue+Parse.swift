@@ -115,7 +115,7 @@ public struct JSONParseError: Error, CustomStringConvertible, Equatable, Sendabl
         return "0x" + String(digits[Int(byte >> 4)]) + String(digits[Int(byte & 0xF)])
     }
 
-    /// A key for a message: in double quotes, at most 40 characters, with quotes, backslashes,
+    /// A key for a message: in double quotes, at most 40 characters written (escapes count), with quotes, backslashes,
     /// control, format and line-separating characters escaped (nothing that breaks a log line).
     static func quote(_ key: String) -> String {
         "\"" + printable(key, escapingQuotes: true) + "\""

@@ -18,26 +18,32 @@ extension StringProtocol {
     }
 }
 
-/// Outside text as it may appear in a reply or a log line: at most `limit` scalars (then
-/// `…`), with control, format and line-separating characters written as `\u{1B}`, so
+/// Outside text as it may appear in a reply or a log line: at most `limit` scalars written
+/// (then `…`), with control, format and line-separating characters written as `\u{1B}`, so
 /// nothing a sender writes can break a log line or a display. With `escapingQuotes`, `"` and
-/// `\` are escaped too (for text shown inside double quotes).
+/// `\` are escaped too (for text shown inside double quotes). The limit counts what is
+/// written, escapes included: the result is never longer than `limit` + 1 characters.
 public func printable<S: StringProtocol>(_ text: S, limit: Int = 40, escapingQuotes: Bool = false) -> String {
     var out = ""
-    for (index, scalar) in text.unicodeScalars.enumerated() {
-        if index == limit { out += "…"; break }
+    var written = 0
+    for scalar in text.unicodeScalars {
+        let piece: String
         switch scalar {
-        case "\"" where escapingQuotes: out += "\\\""
-        case "\\" where escapingQuotes: out += "\\\\"
-        case " "..."~": out.unicodeScalars.append(scalar)
+        case "\"" where escapingQuotes: piece = "\\\""
+        case "\\" where escapingQuotes: piece = "\\\\"
+        case " "..."~": piece = String(scalar)
         default:
             switch scalar.properties.generalCategory {
             case .control, .format, .lineSeparator, .paragraphSeparator, .unassigned, .surrogate, .privateUse:
-                out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+                piece = "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
             default:
-                out.unicodeScalars.append(scalar)
+                piece = String(scalar)
             }
         }
+        let size = piece.unicodeScalars.count
+        if written + size > limit { out += "…"; break }
+        out += piece
+        written += size
     }
     return out
 }
