@@ -91,7 +91,9 @@ struct SoundPlayerTests {
         let player = SoundPlayer(settings: settings, logger: log.logger)
         player.start()
         for batch in events { player.submit(batch.events, nowMs: batch.nowMs) }
-        player.stop()
+        // Generous: the file is renamed into place when the thread ends, which a loaded CI
+        // machine (a debug build) took more than the default 2 s to reach.
+        player.stop(timeout: .seconds(60))
         let line = try #require(log.all.first { $0.1.contains("sample 0 is") }?.1, "\(log.all)")
         let origin = try #require(line.split(separator: " ").drop { $0 != "is" }.dropFirst().first.flatMap { Millis($0) })
         return (try SoxAnalysis(path: path), origin, log)
