@@ -2,7 +2,7 @@
 /// `2026-11-22T19:00:00.250+01:00`) with a fixed grammar of our own: no Foundation, no ICU.
 ///
 /// Outside text reaches this parser (a command's `start_at`, `since`): it reads at most
-/// ``maxLength`` bytes, each once, allocates nothing and cannot trap. The grammar:
+/// ``maxLength`` bytes (into one buffer of that size), each once, and cannot trap. The grammar:
 ///
 ///     YYYY-MM-DD ( T | t | space ) hh:mm:ss [ . 1 to 9 digits ] ( Z | z | (+|-)hh:mm )
 ///
@@ -23,19 +23,18 @@ public enum ISO8601 {
 
     /// Parses `text` into epoch milliseconds.
     public static func parse<S: StringProtocol>(_ text: S) -> Result<Millis, ParseError> {
-        var bytes: (count: Int, storage: [UInt8]) = (0, [])
-        bytes.storage.reserveCapacity(maxLength)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(maxLength)
         for byte in text.utf8 {
             guard byte < 0x80 else {
                 return .failure(ParseError("must be written in ASCII digits, like 2026-11-22T18:00:00Z"))
             }
-            bytes.count += 1
-            if bytes.count > maxLength {
+            guard bytes.count < maxLength else {
                 return .failure(ParseError("is longer than \(maxLength) characters; write it like 2026-11-22T18:00:00Z (at most 9 digits after the seconds' point)"))
             }
-            bytes.storage.append(byte)
+            bytes.append(byte)
         }
-        var reader = Reader(bytes: bytes.storage)
+        var reader = Reader(bytes: bytes)
         do {
             return .success(try reader.instant())
         } catch {

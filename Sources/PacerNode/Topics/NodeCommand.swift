@@ -82,9 +82,9 @@ public struct CommandParser: Sendable {
     public func requestID(in payload: [UInt8]) -> String? {
         guard payload.count <= maxPayloadBytes else { return nil }
         // Read as far as the payload goes (an id before the error is still found).
-        guard let o = JSONValue.leadingMembers(payload), case .string(let id)? = o["id"], id.count <= 128,
-              !id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return nil }
-        return id
+        // Only an id the command would accept (`optionalString`'s rules) is echoed.
+        guard let o = JSONValue.leadingMembers(payload) else { return nil }
+        return (try? Self.optionalString(o, "id", maxLength: 128)) ?? nil
     }
 
     /// Parses a payload from a timer's `cmd` topic (`timerID` from the topic) or the node `cmd` topic (nil).
@@ -104,7 +104,7 @@ public struct CommandParser: Sendable {
             if case .duplicateKey = error.reason {
                 return .failure(.init(.badJSON, "the command is ambiguous: \(error); send each key once"))
             }
-            return .failure(.init(.badJSON, "the command is not valid JSON (\(Self.describe(error))); send an object like {\"action\":\"pause\",\"id\":\"r1\"}"))
+            return .failure(.init(.badJSON, "the command is not valid JSON (\(error)); send an object like {\"action\":\"pause\",\"id\":\"r1\"}"))
         }
         guard case .object(let object) = json else {
             return .failure(.init(.badJSON, "the command must be a JSON object like {\"action\":\"pause\"}"))
@@ -371,6 +371,4 @@ public struct CommandParser: Sendable {
         let bytes = String(validating: payload, as: UTF8.self) == nil ? payload : Array(text.utf8)
         return .json(Result { () throws(JSONParseError) in try JSONValue.parse(bytes) })
     }
-
-    static func describe(_ error: JSONParseError) -> String { error.description }
 }
