@@ -62,6 +62,15 @@ let package = Package(
             name: "PacerCore",
             swiftSettings: swiftSettings
         ),
+        // The wire: topics, commands (parsing and encoding), replies, limits, and the state
+        // and event decoders. One description that the node, the control commands and the
+        // tests share (its examples: Tests/Fixtures/protocol/, read by the page's and the
+        // Python display's tests too).
+        .target(
+            name: "PacerProtocol",
+            dependencies: ["PacerCore"],
+            swiftSettings: swiftSettings
+        ),
         // SQLite persistence (GRDB).
         .target(
             name: "PacerStore",
@@ -74,7 +83,7 @@ let package = Package(
         .target(
             name: "PacerNode",
             dependencies: [
-                "Mosquitto", "PacerCore", "PacerStore", "PacerSound", "CTimerFD",
+                "Mosquitto", "PacerCore", "PacerProtocol", "PacerStore", "PacerSound", "CTimerFD",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -87,7 +96,7 @@ let package = Package(
         // request/reply client, clock offset, rendering (`pacer start`, `pacer watch`, ...).
         .target(
             name: "PacerControl",
-            dependencies: ["Mosquitto", "PacerCore"],
+            dependencies: ["Mosquitto", "PacerCore", "PacerProtocol"],
             swiftSettings: swiftSettings
         ),
         // The command-line tool: `pacer run`, `pacer check-config`, ...
@@ -96,8 +105,12 @@ let package = Package(
             dependencies: [
                 "PacerNode",
                 "PacerControl",
+                "PacerProtocol",
+                "PacerCore",
                 "Mosquitto",
                 "CMalloc",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -121,13 +134,18 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "PacerProtocolTests",
+            dependencies: ["PacerProtocol", "PacerCore", "PacerTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "PacerStoreTests",
             dependencies: ["PacerStore", "PacerTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "PacerNodeTests",
-            dependencies: ["PacerNode", "PacerControl", "Mosquitto", "PacerCore", "PacerStore", "PacerSound", "PacerTestSupport",
+            dependencies: ["PacerNode", "PacerControl", "PacerProtocol", "Mosquitto", "PacerCore", "PacerStore", "PacerSound", "PacerTestSupport",
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
@@ -138,7 +156,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PacerControlTests",
-            dependencies: ["PacerControl", "Mosquitto", "PacerCore", "PacerTestSupport"],
+            dependencies: ["PacerControl", "PacerProtocol", "Mosquitto", "PacerCore", "PacerTestSupport"],
             swiftSettings: swiftSettings
         ),
     ]
@@ -149,7 +167,7 @@ let package = Package(
 if Context.environment["PACER_FUZZ_ENGINE"] == "1" {
     package.targets.append(.executableTarget(
         name: "fuzz-engine",
-        dependencies: ["PacerNode", "PacerCore", "PacerStore", "Mosquitto", .product(name: "Logging", package: "swift-log")],
+        dependencies: ["PacerNode", "PacerCore", "PacerProtocol", "PacerStore", "Mosquitto", .product(name: "Logging", package: "swift-log")],
         path: "Fuzz/Engine",
         swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]
     ))

@@ -12,6 +12,7 @@ import PacerCore
 @testable import PacerNode
 import PacerStore
 import Synchronization
+import PacerProtocol
 
 /// Every publish the engine made, in order.
 final class Recorder: EngineTransport {

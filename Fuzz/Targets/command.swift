@@ -1,5 +1,5 @@
 // libFuzzer target: a payload as the node receives it on the topics CommandParser reads
-// (compiled in from Sources/PacerNode/Topics by scripts/fuzz): the node's cmd topic, a
+// (compiled in from Sources/PacerProtocol by scripts/fuzz): the node's cmd topic, a
 // timer's cmd topic, the clock topic. The first byte picks the topic. Every refusal must be
 // short and free of control characters (it goes into a reply and a log line).
 import PacerCore

@@ -1,6 +1,7 @@
 import Foundation
 public import Mosquitto
 public import PacerCore
+public import PacerProtocol
 import Synchronization
 
 /// What a ``ControlClient`` hears besides replies: messages on the topics it subscribed to,
@@ -21,8 +22,10 @@ public enum ControlUpdate: Sendable, Equatable {
 /// Threading: `Sendable`; the state (waiting requests, the node status) is behind a `Mutex`;
 /// one task routes the client's messages and one its connection events.
 public final class ControlClient: Sendable {
+    /// The node's topics (base `pacer/<node>`).
+    public let topics: Topics
     /// The node's base topic (`pacer/<node>`).
-    public let baseTopic: String
+    public var baseTopic: String { topics.base }
     /// The MQTT client underneath (for subscriptions of its own, e.g. `pacer watch`).
     public let mqtt: MQTTClient
     /// Where replies come: the private response topic (MQTT 5) or `<base>/reply`.
@@ -54,9 +57,9 @@ public final class ControlClient: Sendable {
         } catch {
             throw ControlError(.connection, "cannot set up the MQTT client: \(error)")
         }
-        self.baseTopic = baseTopic
+        topics = Topics(base: baseTopic)
         usesResponseTopic = configuration.version == .v5
-        replyTopic = usesResponseTopic ? "\(baseTopic)/reply/\(configuration.clientID)" : "\(baseTopic)/reply"
+        replyTopic = usesResponseTopic ? topics.reply(clientID: configuration.clientID) : topics.reply
         requestPrefix = "\(configuration.clientID)-"
         (updates, updatesContinuation) = AsyncStream.makeStream(of: ControlUpdate.self)
     }
@@ -79,7 +82,7 @@ public final class ControlClient: Sendable {
         let broker = "\(mqtt.configuration.tls == nil ? "mqtt" : "mqtts")://\(mqtt.configuration.host):\(mqtt.configuration.port)"
         do {
             try await mqtt.subscribe(to: replyTopic, qos: .atLeastOnce)
-            try await mqtt.subscribe(to: "\(baseTopic)/status", qos: .atLeastOnce)
+            try await mqtt.subscribe(to: topics.status, qos: .atLeastOnce)
             try await mqtt.connect()
         } catch {
             let hint: String = switch error.code {
@@ -116,18 +119,16 @@ public final class ControlClient: Sendable {
             s.counter += 1
             return "\(requestPrefix)\(s.counter)"
         }
-        guard case .object(var members) = command.json else {
-            throw ControlError(.usage, "a command must be a JSON object, got \(command.json)")
-        }
-        members["id"] = .string(id)
-        if let at { members["at"] = .int(at) }
-        let topic = command.timer.map { "\(baseTopic)/timers/\($0)/cmd" } ?? "\(baseTopic)/cmd"
+        var sent = command.command
+        sent.requestID = id
+        sent.at = at
+        let topic = sent.topic(in: topics)
         let (stream, continuation) = AsyncStream.makeStream(of: JSONValue.self)
         state.withLock { $0.waiters[id] = continuation }
         defer { _ = state.withLock { $0.waiters.removeValue(forKey: id) } }
         let properties = usesResponseTopic ? MQTTProperties(responseTopic: replyTopic, correlationData: Array(id.utf8)) : .none
         do {
-            try await mqtt.publish(to: topic, payload: Array(JSONValue.object(members).description.utf8),
+            try await mqtt.publish(to: topic, payload: sent.json.jsonBytes,
                                    qos: .atLeastOnce, properties: properties)
         } catch {
             throw ControlError(.connection, "cannot send the command to \(topic): \(error)")
@@ -143,11 +144,14 @@ public final class ControlClient: Sendable {
     /// Sends `command` and returns its reply when `ok`; a refusal becomes a ``ControlError``
     /// of kind `.refused` with the node's code and message.
     public func send(_ command: ControlCommand, at: Millis? = nil, timeout: Duration) async throws(ControlError) -> JSONValue {
-        let reply = try await request(command, at: at, timeout: timeout)
-        if reply["ok"]?.bool == true { return reply }
-        let code = reply["error"]?["code"]?.string ?? "error"
-        let message = reply["error"]?["message"]?.string ?? "the node refused the command: \(reply)"
-        throw ControlError(.refused(code: code), message)
+        let json = try await request(command, at: at, timeout: timeout)
+        guard let reply = Reply(json) else {
+            throw ControlError(.refused(code: "bad_reply"), "the node's reply is not a reply (no \"ok\"): \(printable(json.description, limit: 200))")
+        }
+        switch reply.outcome {
+        case .success(let json): return json
+        case .failure(let refusal): throw ControlError(.refused(code: refusal.code), refusal.message)
+        }
     }
 
     /// Estimates the node's clock offset from `samples` `time` commands sent one after the
@@ -158,7 +162,7 @@ public final class ControlClient: Sendable {
             let sent = LocalClock.nowMs()
             let reply = try await send(.time, timeout: timeout)
             let received = LocalClock.nowMs()
-            guard let nodeMs = reply["now_ms"]?.int64 else {
+            guard let nodeMs = Reply(reply)?.nowMs else {
                 throw ControlError(.refused(code: "bad_reply"), "the node's time reply has no now_ms: \(reply)")
             }
             taken.append(.init(sentMs: sent, nodeMs: nodeMs, receivedMs: received))
@@ -202,7 +206,7 @@ public final class ControlClient: Sendable {
             }
             if usesResponseTopic { return }  // a late reply to a request that timed out
         }
-        if message.topic == "\(baseTopic)/status" {
+        if message.topic == topics.status {
             state.withLock { $0.nodeStatus = message.payloadString }
         }
         updatesContinuation.yield(.message(topic: message.topic, payload: message.payload, retained: message.retain))
@@ -212,9 +216,9 @@ public final class ControlClient: Sendable {
         let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
         let within = seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
         let hint: String = switch nodeStatus {
-        case "offline": "the node is offline (\(baseTopic)/status says so): start it, e.g. `pacer run` or `systemctl start pacer`"
+        case "offline": "the node is offline (\(topics.status) says so): start it, e.g. `pacer run` or `systemctl start pacer`"
         case "online": "the node says it is online but did not answer: it may be overloaded; try again or raise --timeout"
-        default: "nothing was ever published on \(baseTopic)/status: check the node id (--node) or the base topic (--base-topic), and that the node runs"
+        default: "nothing was ever published on \(topics.status): check the node id (--node) or the base topic (--base-topic), and that the node runs"
         }
         return ControlError(.timeout, "no reply from the node at \(baseTopic) within \(within); \(hint)")
     }

@@ -1,57 +1,65 @@
 public import PacerCore
+public import PacerProtocol
 
 /// A command for a node, built from command-line arguments and checked before anything is
-/// sent: the JSON of the command and the timer it is about (nil: a node command).
+/// sent: a ``NodeCommand`` of the wire module, encoded by it (`NodeCommand.json`) and sent on
+/// its topic (`NodeCommand.topic(in:)`), so the node's parser reads back exactly this command.
 public struct ControlCommand: Sendable, Equatable {
-    /// The command's JSON, without request `id` (the client adds it).
-    public var json: JSONValue
-    /// The timer the command goes to (its `cmd` topic); nil for `<base>/cmd`.
-    public var timer: String?
+    /// The command, without request `id` or `at` (the client adds them).
+    public var command: NodeCommand
 
-    public init(json: JSONValue, timer: String?) {
-        self.json = json
-        self.timer = timer
+    public init(_ command: NodeCommand) {
+        self.command = command
     }
 
-    /// The timer actions that take no argument.
-    public static let simpleActions = ["pause", "resume", "toggle", "cancel", "reset", "finish", "skip", "back", "ack", "delete"]
+    /// The command's JSON as sent, without request `id`.
+    public var json: JSONValue { command.json }
+    /// The timer whose `cmd` topic the command goes to; nil for `<base>/cmd`.
+    public var timer: String? { command.topicTimer }
 
-    /// `pause`, `resume`, `toggle`, `cancel`, `reset`, `finish`, `skip`, `back`, `ack` or `delete`.
+    /// A command on `timer` that takes no argument: a timer action without one (`pause`,
+    /// `resume`, `toggle`, `cancel`, `reset`, `finish`, `skip`, `back`, `ack`) or `delete`.
+    /// `action` comes from the tool itself (a subcommand's name, a key of `pacer watch`).
     public static func simple(_ action: String, timer: String) throws(ControlError) -> ControlCommand {
-        precondition(simpleActions.contains(action), "not a simple action: \(action)")
         try checkTimerID(timer)
-        return ControlCommand(json: ["action": .string(action)], timer: timer)
+        if action == NodeAction.delete.rawValue { return ControlCommand(NodeCommand(request: .delete(id: timer))) }
+        guard let operation = TimerAction(rawValue: action)?.plainOperation else {
+            preconditionFailure("not an action without arguments: \(action)")
+        }
+        return ControlCommand(NodeCommand(request: .timer(id: timer, operation: operation, spec: nil, name: nil)))
     }
 
     /// `adjust` by a signed duration in whole seconds: `+30s`, `-10`, `1m`.
     public static func adjust(timer: String, by amount: String) throws(ControlError) -> ControlCommand {
         try checkTimerID(timer)
         let ms = try duration(amount, flag: "the amount")
-        guard ms % 1000 == 0, ms != 0, abs(ms) <= 86_400_000 else {
-            throw ControlError(.usage, "adjust takes whole seconds from -24h to +24h other than 0, like +30s, -10 or 1m; got '\(amount)'")
+        let limit = Millis(ProtocolLimits.maxAdjustSeconds) * 1000
+        guard ms % 1000 == 0, ms != 0, abs(ms) <= limit else {
+            throw ControlError(.usage, "adjust takes whole seconds from -\(limit / 3_600_000)h to +\(limit / 3_600_000)h other than 0, like +30s, -10 or 1m; got '\(amount)'")
         }
-        return ControlCommand(json: ["action": "adjust", "seconds": .int(ms / 1000)], timer: timer)
+        return ControlCommand(NodeCommand(request: .timer(id: timer, operation: .adjust(seconds: Int(ms / 1000)), spec: nil, name: nil)))
     }
 
-    /// `snooze` for a duration in whole seconds (nil: the node's default, 60 s).
+    /// `snooze` for a duration in whole seconds (nil: the protocol's default, 60 s).
     public static func snooze(timer: String, for amount: String?) throws(ControlError) -> ControlCommand {
         try checkTimerID(timer)
-        var json: JSONValue = ["action": "snooze"]
+        var seconds = ProtocolLimits.defaultSnoozeSeconds
         if let amount {
             let ms = try duration(amount, flag: "the snooze time")
-            guard ms % 1000 == 0, (1000...86_400_000).contains(ms) else {
-                throw ControlError(.usage, "snooze takes whole seconds from 1s to 24h, like 60, 2m or 90s; got '\(amount)'")
+            let limit = Millis(ProtocolLimits.maxSnoozeSeconds) * 1000
+            guard ms % 1000 == 0, (1000...limit).contains(ms) else {
+                throw ControlError(.usage, "snooze takes whole seconds from 1s to \(limit / 3_600_000)h, like 60, 2m or 90s; got '\(amount)'")
             }
-            json = ["action": "snooze", "seconds": .int(ms / 1000)]
+            seconds = Int(ms / 1000)
         }
-        return ControlCommand(json: json, timer: timer)
+        return ControlCommand(NodeCommand(request: .timer(id: timer, operation: .snooze(seconds: seconds), spec: nil, name: nil)))
     }
 
     /// `list`: every timer with status, phase and remaining time.
-    public static let list = ControlCommand(json: ["action": "list"], timer: nil)
+    public static let list = ControlCommand(NodeCommand(request: .list))
 
     /// `time`: the node's clock (for the clock offset).
-    public static let time = ControlCommand(json: ["action": "time"], timer: nil)
+    public static let time = ControlCommand(NodeCommand(request: .time))
 
     /// Checks a timer id as the node would (`[a-z0-9][a-z0-9_-]{0,63}`).
     public static func checkTimerID(_ id: String) throws(ControlError) {

@@ -1,4 +1,5 @@
 public import PacerCore
+import PacerProtocol
 
 /// What `pacer start TIMER` was asked for, as given on the command line (durations as text).
 ///
@@ -46,11 +47,10 @@ public struct StartRequest: Sendable, Equatable {
     /// - Throws: ``ControlError`` of kind `.usage`.
     public func command(timer: String, presets: [String: JSONValue] = [:]) throws(ControlError) -> ControlCommand {
         try ControlCommand.checkTimerID(timer)
-        var json: [String: JSONValue] = ["action": "start"]
-        if let name { json["name"] = .string(name) }
-        if restart { json["restart"] = true }
-        if let startAt {
-            if let ms = Int64(startAt) { json["start_at"] = .int(ms) } else { json["start_at"] = .string(startAt) }
+        let startAtMs = try startAt.map { text throws(ControlError) in try Self.instant(text, flag: "--start-at") }
+        func start(_ spec: JSONValue?) -> ControlCommand {
+            ControlCommand(NodeCommand(request: .timer(
+                id: timer, operation: .start(spec: nil, startAt: startAtMs, restart: restart), spec: spec, name: name)))
         }
 
         let intervalFlags = intervalFlagNames
@@ -97,7 +97,7 @@ public struct StartRequest: Sendable, Equatable {
                 let given = intervalFlags + (target != nil ? ["--target"] : []) + (label != nil ? ["--label"] : []) + (next != nil ? ["--next"] : [])
                 throw ControlError(.usage, "\(given.joined(separator: ", ")) need a kind of timer: --work (interval), --countdown, --stopwatch, --rest or --preset")
             }
-            return ControlCommand(json: .object(json), timer: timer)
+            return start(nil)
         }
         if next != nil && spec["kind"] != "rest" {
             throw ControlError(.usage, "--next is for a rest timer (--rest DURATION alone)")
@@ -115,8 +115,7 @@ public struct StartRequest: Sendable, Equatable {
                 throw ControlError(.usage, Self.flagNames(error.message, duration: spec["kind"] == "rest" ? "--rest" : "--countdown"))
             }
         }
-        json["spec"] = .object(spec)
-        return ControlCommand(json: .object(json), timer: timer)
+        return start(.object(spec))
     }
 
     /// The interval flags given, by their command-line names.
@@ -150,6 +149,25 @@ public struct StartRequest: Sendable, Equatable {
         if let cooldown { spec["cooldown"] = .string(try Self.compact(cooldown, flag: "--cooldown")) }
         if !exercises.isEmpty { spec["exercises"] = .array(exercises.map { .string($0) }) }
         if let target, preset != nil { spec["target"] = .string(try Self.compact(target, flag: "--target")) }
+    }
+
+    /// An instant flag: epoch milliseconds or ISO 8601 (`2026-11-22T18:00:00Z`), read by
+    /// PacerCore's parser within the bounds a command may name (1970 to 2100).
+    static func instant(_ text: String, flag: String) throws(ControlError) -> Millis {
+        let ms: Millis
+        if let epoch = Millis(text) {
+            ms = epoch
+        } else {
+            switch ISO8601.parse(text) {
+            case .success(let parsed): ms = parsed
+            case .failure(let error):
+                throw ControlError(.usage, "\(flag) must be epoch milliseconds or ISO 8601 like 2026-11-22T18:00:00Z; it \(error)")
+            }
+        }
+        guard (0...ProtocolLimits.latestInstantMs).contains(ms) else {
+            throw ControlError(.usage, "\(flag) must be between 1970-01-01T00:00:00Z and 2100-01-01T00:00:00Z, got '\(printable(text, limit: 40))'")
+        }
+        return ms
     }
 
     /// A duration flag parsed by PacerCore and spelled canonically (`1m30s`).

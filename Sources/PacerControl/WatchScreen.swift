@@ -1,4 +1,5 @@
 public import PacerCore
+public import PacerProtocol
 
 /// The size of a terminal in character cells.
 public struct TerminalSize: Sendable, Equatable {
@@ -83,23 +84,23 @@ public enum WatchScreen {
     // MARK: Colours
 
     /// ANSI SGR colour of a phase (256-colour codes, like the web clock's palette).
-    public static func color(for phase: String) -> String {
+    public static func color(for phase: Phase) -> String {
         switch phase {
-        case "work": "38;5;46"                 // green
-        case "rest", "set_rest": "38;5;196"    // red
-        case "prepare", "scheduled": "38;5;214" // amber
-        case "paused": "38;5;33"               // blue
-        case "cooldown": "38;5;51"             // cyan
-        case "overtime", "expired": "38;5;196" // red
-        case "finished": "38;5;46"             // green
-        case "countdown", "session": "38;5;231" // white
-        default: "38;5;245"                    // grey: idle, cancelled, unknown
+        case .work: "38;5;46"                   // green
+        case .rest, .setRest: "38;5;196"        // red
+        case .prepare, .scheduled: "38;5;214"   // amber
+        case .paused: "38;5;33"                 // blue
+        case .cooldown: "38;5;51"               // cyan
+        case .overtime, .expired: "38;5;196"    // red
+        case .finished: "38;5;46"               // green
+        case .countdown, .session: "38;5;231"   // white
+        case .idle, .cancelled: "38;5;245"      // grey
         }
     }
 
     /// The phase as the clock's caption: `WORK`, `SET REST`, `PAUSED`.
-    public static func caption(for phase: String) -> String {
-        phase == "scheduled" ? "STARTS IN" : phase.replacingUnderscores().uppercased()
+    public static func caption(for phase: Phase) -> String {
+        phase == .scheduled ? "STARTS IN" : phase.rawValue.replacingUnderscores().uppercased()
     }
 
     static func paint(_ text: String, _ sgr: String, color: Bool) -> String {
@@ -109,7 +110,7 @@ public enum WatchScreen {
     // MARK: Screens
 
     /// The full-screen clock of one timer (nil: still waiting for its state).
-    public static func render(timer: WatchTimer?, waitingFor id: String? = nil, nowMs: Millis, link: WatchLink,
+    public static func render(timer: TimerState?, waitingFor id: String? = nil, nowMs: Millis, link: WatchLink,
                               size: TerminalSize, color: Bool = true, backToGrid: Bool = false) -> [String] {
         var canvas = Canvas(size: size)
         guard size.rows >= 1, size.columns >= 1 else { return canvas.lines(color: color) }
@@ -126,7 +127,7 @@ public enum WatchScreen {
     }
 
     /// A grid of every timer, each with its number for focusing it (`1`…`9`).
-    public static func renderGrid(timers: [WatchTimer], nowMs: Millis, link: WatchLink, size: TerminalSize,
+    public static func renderGrid(timers: [TimerState], nowMs: Millis, link: WatchLink, size: TerminalSize,
                                   color: Bool = true) -> [String] {
         var canvas = Canvas(size: size)
         guard size.rows >= 1, size.columns >= 1 else { return canvas.lines(color: color) }
@@ -176,11 +177,11 @@ public enum WatchScreen {
 
     /// One timer in a rectangle: caption line, big digits (or plain text when they do not
     /// fit), label line, progress bar.
-    static func panel(_ timer: WatchTimer, into canvas: inout Canvas, top: Int, left: Int, width: Int, height: Int,
+    static func panel(_ timer: TimerState, into canvas: inout Canvas, top: Int, left: Int, width: Int, height: Int,
                       nowMs: Millis, dimmed: Bool, big: Bool) {
         guard height >= 1, width >= 4 else { return }
         // An expired timer flashes: its digits go dark every other half second.
-        let flashOff = timer.phase == "expired" && !dimmed && (nowMs / 500) % 2 == 1
+        let flashOff = timer.phase == .expired && !dimmed && (nowMs / 500) % 2 == 1
         let sgr = dimmed ? "38;5;240" : flashOff ? "38;5;52" : color(for: timer.phase)
         let text = timer.display(at: nowMs)
         // Caption: name on the left, PHASE in the middle, round (and set) on the right.

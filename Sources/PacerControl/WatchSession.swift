@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 public import PacerCore
+public import PacerProtocol
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -59,9 +60,9 @@ public final class WatchSession: Sendable {
     public func run() async throws(ControlError) {
         if let timer { try ControlCommand.checkTimerID(timer) }
         try await client.connect()
-        let base = client.baseTopic
         let timerLevel = timer ?? "+"
-        try await client.subscribe(["\(base)/timers/\(timerLevel)/state"] + (bell ? ["\(base)/timers/\(timerLevel)/event"] : []))
+        let shown = client.topics.timer(timerLevel)
+        try await client.subscribe([shown.state] + (bell ? [shown.event] : []))
 
         let (inputs, input) = AsyncStream.makeStream(of: Input.self)
         let sources = installSources(input)
@@ -193,7 +194,7 @@ public final class WatchSession: Sendable {
 /// clock offset; and what a key does. Pure, so it is unit-tested without a terminal.
 public struct WatchModel: Sendable {
     /// The timers by id, from their retained `state`.
-    public var timers: [String: WatchTimer] = [:]
+    public var timers: [String: TimerState] = [:]
     /// The timer shown full screen; nil: the grid (or the only timer).
     public var focus: String?
     /// Whether the focus was given on the command line (then there is no grid to go back to).
@@ -222,7 +223,7 @@ public struct WatchModel: Sendable {
     }
 
     /// The timers of the grid, in id order.
-    public var ordered: [WatchTimer] { timers.keys.sorted().map { timers[$0]! } }
+    public var ordered: [TimerState] { timers.keys.sorted().map { timers[$0]! } }
 
     public var link: WatchLink {
         if !brokerConnected { return .brokerLost }
@@ -238,18 +239,17 @@ public struct WatchModel: Sendable {
     public mutating func apply(_ update: ControlUpdate, base: String) {
         switch update {
         case .message(let topic, let payload, _):
-            if topic == "\(base)/status" {
+            let topics = Topics(base: base)
+            if topic == topics.status {
                 nodeStatus = String(decoding: payload, as: UTF8.self)
                 return
             }
-            let prefix = "\(base)/timers/", suffix = "/state"
-            guard topic.hasPrefix(prefix), topic.hasSuffix(suffix), topic.count > prefix.count + suffix.count else { return }
-            let id = String(topic.dropFirst(prefix.count).dropLast(suffix.count))
+            guard let id = topics.timerID(ofStateTopic: topic), !id.isEmpty else { return }
             if payload.isEmpty {
                 timers[id] = nil
                 return
             }
-            if let json = try? JSONValue.parse(payload), let timer = WatchTimer(state: json) {
+            if let json = try? JSONValue.parse(payload), let timer = TimerState(state: json) {
                 // A retained state that arrives late must not replace a newer one.
                 if let known = timers[id], known.revision > timer.revision { return }
                 timers[id] = timer
@@ -267,15 +267,15 @@ public struct WatchModel: Sendable {
     /// or replayed event stays silent).
     public func rings(_ update: ControlUpdate, base: String, nowMs: Millis) -> Bool {
         guard case .message(let topic, let payload, _) = update else { return false }
-        let prefix = "\(base)/timers/", suffix = "/event"
-        guard topic.hasPrefix(prefix), topic.hasSuffix(suffix), topic.count > prefix.count + suffix.count else { return false }
-        let id = String(topic.dropFirst(prefix.count).dropLast(suffix.count))
+        guard let id = Topics(base: base).timerID(ofEventTopic: topic), !id.isEmpty else { return false }
         if let shown, shown != id { return false }
-        guard let event = try? JSONValue.parse(payload),
-              let type = event["type"]?.string, ["countdown", "phase", "expired", "alert", "finished"].contains(type),
-              let due = event["due_ms"]?.int64
-        else { return false }
-        return abs(nowMs - due) <= 2000
+        guard let json = try? JSONValue.parse(payload), let event = TimerEvent(event: json) else { return false }
+        switch event.type {
+        case .countdown, .phase, .expired, .alert, .finished:
+            return abs(nowMs - event.dueMs) <= 2000
+        case .started, .halfway, .paused, .resumed, .adjusted, .skipped, .acknowledged, .cancelled, .scheduled, .reset, .rewound, .snoozed:
+            return false
+        }
     }
 
     /// What `key` (a byte from the terminal) does.
@@ -317,7 +317,7 @@ public struct WatchModel: Sendable {
         let visible = shown.map { id in timers[id].map { [$0] } ?? [] } ?? Array(timers.values)
         var flips = visible.compactMap { $0.nextFlip(after: nowMs) }
         // An expired timer flashes every half second.
-        if visible.contains(where: { $0.phase == "expired" }) { flips.append((nowMs / 500 + 1) * 500) }
+        if visible.contains(where: { $0.phase == .expired }) { flips.append((nowMs / 500 + 1) * 500) }
         return flips.min()
     }
 }

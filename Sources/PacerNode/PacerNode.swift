@@ -5,6 +5,7 @@ import PacerCore
 import PacerSound
 import PacerStore
 public import ServiceLifecycle
+import PacerProtocol
 
 /// The node: its store opened, its MQTT client made, its engine built. Run its `services`
 /// in one `ServiceGroup` (in that order: on shutdown the engine stops first, then the

@@ -4,6 +4,7 @@ import Mosquitto
 import PacerControl
 import PacerCore
 import PacerNode
+import PacerProtocol
 
 /// The connection settings of `pacer run` plus the reply timeout, for the control commands.
 struct ControlOptions: ParsableArguments {
@@ -363,11 +364,11 @@ extension Pacer {
                     if json { print(reply["timers"]?.description ?? "[]") } else { ControlOutput.listLines(reply).forEach { print($0) } }
                     return
                 }
-                let stateTopic = "\(client.baseTopic)/timers/\(timer)/state"
+                let stateTopic = client.topics.timer(timer).state
                 try await client.subscribe([stateTopic])
                 let list = try await client.send(.list, timeout: control.timeoutDuration)
                 guard let entry = list["timers"]?.array?.first(where: { $0["id"]?.string == timer }) else {
-                    throw ControlError(.refused(code: "unknown_timer"),
+                    throw ControlError(.refused(code: ReplyErrorCode.unknownTimer.rawValue),
                                        "there is no timer '\(timer)'; see `pacer list`, or start it with a spec: pacer start \(timer) --countdown 5m")
                 }
                 let state = await Self.retainedState(client, topic: stateTopic, timeout: .seconds(2))

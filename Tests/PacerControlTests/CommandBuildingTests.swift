@@ -1,5 +1,6 @@
 import PacerControl
 import PacerCore
+import PacerProtocol
 import Testing
 
 @Suite("Building commands from the command line")
@@ -41,10 +42,19 @@ struct CommandBuildingTests {
         #expect(try start { $0.stopwatch = true } == ["action": "start", "spec": ["kind": "stopwatch"]])
         #expect(try start { $0.rest = "90s"; $0.exercises = ["Bench"]; $0.next = "Row" }
             == ["action": "start", "spec": ["kind": "rest", "duration": "1m30s", "exercise": "Bench", "next": "Row"]])
-        #expect(try start { $0.preset = "emom"; $0.rounds = 12 } == ["action": "start", "spec": ["preset": "emom", "rounds": 12]])
+        #expect(try start { $0.preset = "emom"; $0.rounds = 12 } == ["action": "start", "preset": "emom", "rounds": 12])
         #expect(try start { _ in } == ["action": "start"])
         #expect(try start { $0.restart = true; $0.name = "Main clock"; $0.startAt = "1795370400000" }
             == ["action": "start", "restart": true, "name": "Main clock", "start_at": 1_795_370_400_000])
+        // ISO 8601 is read here, by the core's parser, and sent as epoch ms.
+        #expect(try start { $0.startAt = "2026-11-22T18:00:00Z" } == ["action": "start", "start_at": 1_795_370_400_000])
+    }
+
+    @Test func aBadStartInstantFailsBeforeSending() {
+        #expect(usageError { $0.startAt = "tomorrow" }?.hasPrefix("--start-at must be epoch milliseconds or ISO 8601") == true)
+        #expect(usageError { $0.startAt = "2026-11-22T18:00:00+99:99" }?.contains("+99:99") == true)
+        #expect(usageError { $0.startAt = "2100-01-01T00:00:01Z" }?.hasPrefix("--start-at must be between 1970") == true)
+        #expect(usageError { $0.startAt = "-5" }?.hasPrefix("--start-at must be between 1970") == true)
     }
 
     @Test func badDurationsFailBeforeSendingAndNameTheFlag() {
@@ -70,7 +80,7 @@ struct CommandBuildingTests {
     @Test func presetsAreCheckedWhenKnownAndLeftToTheNodeOtherwise() throws {
         #expect(usageError { $0.preset = "tabata"; $0.rounds = 0 }?.hasPrefix("--rounds must be between") == true)
         // Not built in and not in the local config: the node may know it.
-        #expect(try start { $0.preset = "gym-special" } == ["action": "start", "spec": ["preset": "gym-special"]])
+        #expect(try start { $0.preset = "gym-special" } == ["action": "start", "preset": "gym-special"])
         // In the local config: checked.
         let presets: [String: JSONValue] = ["hiit": ["kind": "interval", "work": "45s", "rest": "15s", "rounds": 10]]
         var request = StartRequest()
@@ -79,11 +89,14 @@ struct CommandBuildingTests {
         #expect(throws: ControlError.self) { try request.command(timer: "main", presets: presets) }
     }
 
-    @Test func timerIDsAreCheckedAsTheNodeChecksThem() {
+    @Test func timerIDsAreCheckedAsTheNodeChecksThem() throws {
         #expect(throws: ControlError.self) { try ControlCommand.simple("pause", timer: "Main Clock") }
         #expect(throws: ControlError.self) { try ControlCommand.simple("pause", timer: "a/b") }
         #expect(throws: ControlError.self) { try ControlCommand.simple("pause", timer: "") }
-        #expect((try? ControlCommand.simple("pause", timer: "main-2")) == ControlCommand(json: ["action": "pause"], timer: "main-2"))
+        #expect((try? ControlCommand.simple("pause", timer: "main-2"))
+            == ControlCommand(NodeCommand(request: .timer(id: "main-2", operation: .pause, spec: nil, name: nil))))
+        #expect(try ControlCommand.simple("pause", timer: "main-2").json == ["action": "pause"])
+        #expect(try ControlCommand.simple("delete", timer: "main-2").timer == "main-2")
     }
 
     @Test func adjustAndSnoozeTakeWholeSeconds() throws {
@@ -94,7 +107,7 @@ struct CommandBuildingTests {
         #expect(throws: ControlError.self) { try ControlCommand.adjust(timer: "t", by: "1.5s") }
         #expect(throws: ControlError.self) { try ControlCommand.adjust(timer: "t", by: "25h") }
         #expect(throws: ControlError.self) { try ControlCommand.adjust(timer: "t", by: "soon") }
-        #expect(try ControlCommand.snooze(timer: "t", for: nil).json == ["action": "snooze"])
+        #expect(try ControlCommand.snooze(timer: "t", for: nil).json == ["action": "snooze", "seconds": 60])
         #expect(try ControlCommand.snooze(timer: "t", for: "2m").json == ["action": "snooze", "seconds": 120])
         #expect(throws: ControlError.self) { try ControlCommand.snooze(timer: "t", for: "0") }
     }

@@ -2,6 +2,7 @@ import Foundation
 import Mosquitto
 import PacerControl
 import PacerCore
+import PacerProtocol
 import Testing
 
 /// A running work segment: 40 s, ending at 100_000 on the node's clock.
@@ -61,7 +62,7 @@ func readBigDigits(_ lines: [String]) -> String? {
 @Suite("The terminal clock")
 struct WatchTests {
     @Test func countsDownFromEndsAtAndFlipsOnTheSecond() throws {
-        let timer = try #require(WatchTimer(state: runningState()))
+        let timer = try #require(TimerState(state: runningState()))
         #expect(timer.display(at: 60_000) == "0:40")
         #expect(timer.display(at: 60_001) == "0:40")          // 39.999 s left still shows 40
         #expect(timer.display(at: 60_999) == "0:40")
@@ -81,7 +82,7 @@ struct WatchTests {
     @Test func countsUpFromTheSegmentStart() throws {
         let state: JSONValue = ["id": "s", "status": "running", "phase": "session", "counts_up": true, "segment_started_at_ms": 10_000,
                                 "remaining": 0, "revision": 1]
-        let timer = try #require(WatchTimer(state: state))
+        let timer = try #require(TimerState(state: state))
         #expect(timer.display(at: 10_999) == "0:00")
         #expect(timer.display(at: 11_000) == "0:01")
         #expect(timer.display(at: 10_000 + 3_723_000) == "1:02:03")
@@ -92,14 +93,14 @@ struct WatchTests {
     @Test func aPausedTimerShowsItsSnapshot() throws {
         var members = runningState(phase: "paused", status: "paused").object!
         members["remaining"] = 13
-        let timer = try #require(WatchTimer(state: .object(members)))
+        let timer = try #require(TimerState(state: .object(members)))
         #expect(timer.display(at: 0) == "0:13")
         #expect(timer.display(at: 1_000_000) == "0:13")
         #expect(timer.nextFlip(after: 5) == nil)
     }
 
     @Test func theBigDigitsShowTheRemainingTimeAtTheNodesNow() throws {
-        let timer = try #require(WatchTimer(state: runningState()))
+        let timer = try #require(TimerState(state: runningState()))
         for (now, expected) in [(60_000, "0:40"), (87_001, "0:13"), (99_999, "0:01")] as [(Millis, String)] {
             for size in [TerminalSize(columns: 100, rows: 30), TerminalSize(columns: 40, rows: 15), TerminalSize(columns: 200, rows: 60)] {
                 let lines = WatchScreen.render(timer: timer, nowMs: now, link: .online, size: size)
@@ -114,7 +115,7 @@ struct WatchTests {
         // An hour and more.
         var long = try #require(runningState(endsAt: 10_000_000).object)
         long["segment_duration_ms"] = 10_000_000
-        let hours = try #require(WatchTimer(state: .object(long)))
+        let hours = try #require(TimerState(state: .object(long)))
         #expect(readBigDigits(WatchScreen.render(timer: hours, nowMs: 6_277_000, link: .online, size: .init(columns: 120, rows: 30))) == "1:02:03")
     }
 
@@ -124,12 +125,12 @@ struct WatchTests {
     }
 
     @Test func phaseColoursAndCaptions() throws {
-        #expect(WatchScreen.color(for: "work").hasSuffix(";46"))       // green
-        #expect(WatchScreen.color(for: "rest").hasSuffix(";196"))      // red
-        #expect(WatchScreen.color(for: "prepare").hasSuffix(";214"))   // amber
-        #expect(WatchScreen.color(for: "paused").hasSuffix(";33"))     // blue
-        #expect(WatchScreen.caption(for: "set_rest") == "SET REST")
-        let rest = try #require(WatchTimer(state: runningState(phase: "rest")))
+        #expect(WatchScreen.color(for: .work).hasSuffix(";46"))       // green
+        #expect(WatchScreen.color(for: .rest).hasSuffix(";196"))      // red
+        #expect(WatchScreen.color(for: .prepare).hasSuffix(";214"))   // amber
+        #expect(WatchScreen.color(for: .paused).hasSuffix(";33"))     // blue
+        #expect(WatchScreen.caption(for: .setRest) == "SET REST")
+        let rest = try #require(TimerState(state: runningState(phase: "rest")))
         let lines = WatchScreen.render(timer: rest, nowMs: 70_000, link: .online, size: .init(columns: 100, rows: 30))
         #expect(lines[0].contains("\u{1B}[0;1;38;5;196mREST"))
         #expect(lines.contains { $0.contains("\u{1B}[0;38;5;196m█") })
@@ -141,7 +142,7 @@ struct WatchTests {
     }
 
     @Test func theLinkStateIsShown() throws {
-        let timer = try #require(WatchTimer(state: runningState()))
+        let timer = try #require(TimerState(state: runningState()))
         let size = TerminalSize(columns: 100, rows: 30)
         #expect(WatchScreen.render(timer: timer, nowMs: 70_000, link: .nodeOffline, size: size).last?.contains("NODE OFFLINE") == true)
         #expect(WatchScreen.render(timer: timer, nowMs: 70_000, link: .brokerLost, size: size).last?.contains("BROKER CONNECTION LOST") == true)
@@ -151,7 +152,7 @@ struct WatchTests {
     }
 
     @Test func aTinyTerminalGetsPlainDigits() throws {
-        let timer = try #require(WatchTimer(state: runningState()))
+        let timer = try #require(TimerState(state: runningState()))
         let lines = WatchScreen.render(timer: timer, nowMs: 87_001, link: .online, size: .init(columns: 20, rows: 6), color: false)
         #expect(lines.count == 6)
         #expect(lines.contains { $0.contains("0:13") })
@@ -193,7 +194,7 @@ struct WatchTests {
         old["id"] = "a"
         old["phase"] = "rest"
         model.apply(.message(topic: "\(base)/timers/a/state", payload: Array(JSONValue.object(old).description.utf8), retained: true), base: base)
-        #expect(model.timers["a"]?.phase == "work")
+        #expect(model.timers["a"]?.phase == .work)
     }
 
     @Test func theLinkFollowsTheNodeAndTheBroker() {
@@ -220,7 +221,7 @@ struct WatchExpiredTests {
     @Test func anExpiredTimerFlashesEveryHalfSecond() throws {
         var state = try #require(runningState(phase: "expired", status: "expired").object)
         state["remaining"] = 0
-        let timer = try #require(WatchTimer(state: .object(state)))
+        let timer = try #require(TimerState(state: .object(state)))
         let on = WatchScreen.render(timer: timer, nowMs: 10_000, link: .online, size: .init(columns: 100, rows: 30))
         let off = WatchScreen.render(timer: timer, nowMs: 10_500, link: .online, size: .init(columns: 100, rows: 30))
         #expect(on.contains { $0.contains("38;5;196m█") })
@@ -249,11 +250,11 @@ struct GridLayoutTests {
     }
 
     @Test func everyTimerOfTheGridIsReadable() throws {
-        var timers: [WatchTimer] = []
+        var timers: [TimerState] = []
         for (index, ends) in [100_000, 160_000, 700_000, 3_700_000].enumerated() {
             var state = try #require(runningState(endsAt: Millis(ends)).object)
             state["id"] = .string("t\(index)")
-            timers.append(try #require(WatchTimer(state: .object(state))))
+            timers.append(try #require(TimerState(state: .object(state))))
         }
         let lines = WatchScreen.renderGrid(timers: timers, nowMs: 90_000, link: .online, size: .init(columns: 160, rows: 48), color: false)
         // Two by two: the left and right halves of the top and bottom halves each show one clock.
@@ -298,7 +299,7 @@ struct WatchScheduledTests {
     @Test func aScheduledTimerCountsDownToItsStart() throws {
         let state: JSONValue = ["id": "main", "status": "scheduled", "phase": "scheduled", "remaining": 40, "start_at_ms": 50_000,
                                 "revision": 1, "segment_duration_ms": 40_000]
-        let timer = try #require(WatchTimer(state: state))
+        let timer = try #require(TimerState(state: state))
         #expect(timer.display(at: 20_000) == "0:30")
         #expect(timer.display(at: 20_001) == "0:30")
         #expect(timer.display(at: 21_000) == "0:29")

@@ -2,6 +2,7 @@ import Foundation
 import PacerCore
 @testable import PacerNode
 import Testing
+import PacerProtocol
 
 /// What Home Assistant requires of a device-based discovery payload, written down from its
 /// documentation (home-assistant.io/integrations/mqtt, "Device discovery payload", and each

@@ -1,6 +1,7 @@
 import Foundation
 import PacerCore
 import Testing
+import PacerProtocol
 
 /// SPEC §3: every topic and payload the node publishes.
 @Suite("Topics and payloads of SPEC §3")

@@ -1,5 +1,6 @@
 import PacerCore
 import PacerStore
+import PacerProtocol
 
 /// What handling one input decided to write and publish. Built by the handlers, carried out
 /// by `NodeEngine.commit(_:)` — the one place where the node writes and publishes.
@@ -102,7 +103,7 @@ struct EngineOutput {
         requests = []
         replies = replies.map { reply in
             var reply = reply
-            reply.payload = JSONCoding.encode(NodeEngine.errorBody(id: reply.id, error))
+            reply.payload = JSONCoding.encode(error.reply(id: reply.id))
             return reply
         }
     }

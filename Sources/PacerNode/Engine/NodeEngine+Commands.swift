@@ -3,6 +3,7 @@ import Logging
 import Mosquitto
 import PacerCore
 import PacerStore
+import PacerProtocol
 
 extension NodeEngine {
     /// Handles one message from a `cmd` topic: parse, dedup, apply, reply (exactly one reply).
@@ -21,7 +22,7 @@ extension NodeEngine {
         case .failure(let error):
             logger.notice("rejected a command", metadata: ["topic": "\(printable(message.topic, limit: 200))", "code": "\(error.code.rawValue)", "reason": "\(error.message)"])
             let id = parser.requestID(in: message.payload).map(JSONValue.string) ?? .null
-            reply(Self.errorBody(id: id, error))
+            reply(error.reply(id: id))
             return
         }
         let requestID: JSONValue = parsed.requestID.map(JSONValue.string) ?? .null
@@ -30,7 +31,7 @@ extension NodeEngine {
         // (a retry with the same id is a new command).
         if rateLimiter != nil, let wait = rateLimiter?.take(key: message.properties.responseTopic ?? message.topic, now: now) {
             logger.debug("command rate limited", metadata: ["topic": "\(printable(message.topic, limit: 200))", "retry_in_ms": "\(wait)"])
-            reply(Self.errorBody(id: requestID, rateLimitError(retryInMs: wait)))
+            reply(rateLimitError(retryInMs: wait).reply(id: requestID))
             return
         }
 
@@ -50,7 +51,7 @@ extension NodeEngine {
             bytes = result.replyBytes(id: requestID)
         case .failure(let error):
             logger.notice("command refused", metadata: ["timer": "\(parsed.timerID ?? "-")", "code": "\(error.code.rawValue)", "reason": "\(error.message)"])
-            bytes = JSONCoding.encode(Self.errorBody(id: requestID, error))
+            bytes = JSONCoding.encode(error.reply(id: requestID))
         }
         if let id = parsed.requestID, Self.isRecordable(parsed.request) {
             // Copied out of the writer's buffer: the ledger keeps it at its size, not its capacity.
@@ -70,16 +71,17 @@ extension NodeEngine {
         var body: JSONValue
         switch parser.parseTimeRequest(message.payload, topic: topics.time) {
         case .success(let id):
-            body = .object(Self.timeMembers(now: now).merging(["id": .optional(id), "ok": .bool(true)]) { $1 })
+            body = .object(Reply.timeMembers(now: now).merging(["id": .optional(id), "ok": .bool(true)]) { $1 })
         case .failure(let error):
-            body = Self.errorBody(id: parser.requestID(in: message.payload).map(JSONValue.string) ?? .null, error)
+            body = error.reply(id: parser.requestID(in: message.payload).map(JSONValue.string) ?? .null)
         }
         if let asked = message.properties.responseTopic {
             if topics.isReplyTopic(asked) && Self.isValidPublishTopic(asked) {
                 replyTopic = asked
             } else {
-                body = Self.errorBody(id: body["id"] ?? .null, .init(.invalidArgument,
-                    "a clock request's response topic must be \(topics.reply) or lie under it (e.g. \(topics.reply)/wall-1), got '\(asked.prefix(100))'"))
+                body = ReplyError(.invalidArgument,
+                    "a clock request's response topic must be \(topics.reply) or lie under it (e.g. \(topics.reply)/wall-1), got '\(asked.prefix(100))'")
+                    .reply(id: body["id"] ?? .null)
             }
         }
         if case .object(let o) = body, o["ok"] == .bool(false) {
@@ -88,10 +90,6 @@ extension NodeEngine {
         output.replies.append(.init(topic: replyTopic, body: body, correlationData: message.properties.correlationData))
     }
 
-    /// The `time` reply's members: the node's clock.
-    static func timeMembers(now: Millis) -> [String: JSONValue] {
-        ["now_ms": .int(now), "now": .string(iso8601(ms: now))]
-    }
 
     /// Read-only requests are not kept for dedup (answering them again is harmless and current).
     static func isRecordable(_ request: NodeCommand.Request) -> Bool {
@@ -137,7 +135,7 @@ extension NodeEngine {
             }
             return .success(CommandResult(members: ["timers": .array(list)]))
         case .time:
-            return .success(CommandResult(members: Self.timeMembers(now: now)))
+            return .success(CommandResult(members: Reply.timeMembers(now: now)))
         case .history(let timer, let since, let limit):
             guard let store else { return .success(CommandResult(members: ["events": .array([])])) }
             do {

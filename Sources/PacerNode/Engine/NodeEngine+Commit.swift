@@ -3,6 +3,7 @@ import Logging
 import Mosquitto
 import PacerCore
 import PacerStore
+import PacerProtocol
 
 extension NodeEngine {
     /// Writes, then publishes, what one input decided (store first: nothing is published or
@@ -202,20 +203,14 @@ extension NodeEngine {
     private func publishPlainTopics(_ id: String, _ snap: TimerSnapshot, _ t: TimerTopics, stateChanged: Bool, force: Bool) async {
         let perSecond = configuration.perSecondTopics
         if stateChanged || perSecond.contains(.remaining) {
-            await publishPlain(id, .remaining, of: t, value: String(snap.remainingSeconds), force: force, superseding: !stateChanged)
+            await publishPlain(id, .remaining, of: t, value: snap.plainValue(.remaining), force: force, superseding: !stateChanged)
         }
         if stateChanged || perSecond.contains(.display) {
-            await publishPlain(id, .display, of: t, value: snap.display, force: force, superseding: !stateChanged)
+            await publishPlain(id, .display, of: t, value: snap.plainValue(.display), force: force, superseding: !stateChanged)
         }
         guard stateChanged else { return }
-        let plain: [(PlainLeaf, String)] = [
-            (.phase, snap.phase.rawValue),
-            (.round, String(snap.round)),
-            (.rounds, String(snap.rounds)),
-            (.hr, snap.hr.map(String.init) ?? ""),
-        ]
-        for (leaf, value) in plain {
-            await publishPlain(id, leaf, of: t, value: value, force: force, superseding: false)
+        for leaf in [PlainLeaf.phase, .round, .rounds, .hr] {
+            await publishPlain(id, leaf, of: t, value: snap.plainValue(leaf), force: force, superseding: false)
         }
     }
 
@@ -323,8 +318,5 @@ extension NodeEngine {
         logger.log(level: level, "publish failed", metadata: ["topic": "\(topic)", "error": "\(error)"])
     }
 
-    static func errorBody(id: JSONValue, _ error: ReplyError) -> JSONValue {
-        .object(["id": id, "ok": .bool(false), "error": .object(["code": .string(error.code.rawValue), "message": .string(error.message)])])
-    }
 }
 

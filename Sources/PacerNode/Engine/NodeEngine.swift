@@ -5,6 +5,7 @@ import PacerCore
 import PacerSound
 import PacerStore
 import Synchronization
+import PacerProtocol
 
 /// What the engine loop handles, one at a time, in arrival order.
 enum EngineInput: Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import PacerCore
 import PacerStore
+import PacerProtocol
 
 /// Every timer the node owns, with what the store and the broker last got of each.
 ///

@@ -1,4 +1,5 @@
 import PacerCore
+import PacerProtocol
 
 /// Home Assistant MQTT discovery, as configured (`home_assistant:` in the YAML file).
 public struct HomeAssistantSettings: Sendable, Equatable {

@@ -2,6 +2,7 @@ import Foundation
 import PacerCore
 @testable import PacerNode
 import Testing
+import PacerProtocol
 
 /// SPEC §3 topics in-process, with virtual time: exact instants instead of arrival bounds.
 /// (TopicTests keeps what the broker delivers, and when.)

@@ -3,6 +3,7 @@ import PacerCore
 @testable import PacerNode
 import PacerStore
 import Testing
+import PacerProtocol
 
 /// The outbox state machine alone: inputs in, actions out (no store, no broker, no clock).
 @Suite struct EventOutboxTests {

@@ -21,9 +21,14 @@ public struct Topics: Sendable, Equatable {
     public func isReplyTopic(_ topic: String) -> Bool {
         topic == reply || topic.hasPrefix(reply + "/")
     }
+    /// The private reply topic of a client that asks with an MQTT 5 response topic
+    /// (`<base>/reply/<client id>`: under ``reply``, so the ACL example lets a coach read it).
+    public func reply(clientID: String) -> String { "\(reply)/\(clientID)" }
+
     /// The filter that matches every timer's command topic.
     public var timerCommandFilter: String { "\(base)/timers/+/cmd" }
 
+    /// The topics of timer `id`; `timer("+")` gives the filters that match every timer's.
     public func timer(_ id: String) -> TimerTopics { TimerTopics(prefix: "\(base)/timers/\(id)") }
 
     /// The timer id of a timer command topic (`<base>/timers/<id>/cmd`), or nil.
@@ -34,6 +39,11 @@ public struct Topics: Sendable, Equatable {
     /// The timer id of a timer state topic (`<base>/timers/<id>/state`), or nil.
     public func timerID(ofStateTopic topic: String) -> String? {
         timerID(of: topic, leaf: "state")
+    }
+
+    /// The timer id of a timer event topic (`<base>/timers/<id>/event`), or nil.
+    public func timerID(ofEventTopic topic: String) -> String? {
+        timerID(of: topic, leaf: "event")
     }
 
     private func timerID(of topic: String, leaf: String) -> String? {

@@ -1,82 +1,17 @@
-public import PacerCore
-
-/// Error codes of command replies (docs/API.md lists them with examples).
-public enum ReplyErrorCode: String, Sendable, Codable, CaseIterable {
-    case badJSON = "bad_json"
-    case payloadTooLarge = "payload_too_large"
-    case unknownAction = "unknown_action"
-    case invalidArgument = "invalid_argument"
-    case invalidTimerID = "invalid_timer_id"
-    case unknownTimer = "unknown_timer"
-    case timerExists = "timer_exists"
-    case tooManyTimers = "too_many_timers"
-    case invalidSpec = "invalid_spec"
-    case invalidState = "invalid_state"
-    case revisionConflict = "revision_conflict"
-    case storageFailure = "storage_failure"
-    case rateLimited = "rate_limited"
-}
-
-/// A command that cannot be carried out, with a message a person can act on.
-public struct ReplyError: Error, Sendable, Equatable {
-    public var code: ReplyErrorCode
-    public var message: String
-    /// The longest message, in characters: a message quotes what the sender wrote (a key, a
-    /// preset name, a duration), which may be 64 KB long.
-    public static let maxMessageLength = 400
-
-    /// - Parameter message: cut to ``maxMessageLength`` characters, with control, format and
-    ///   line-separating characters escaped (`\u{A}`), so no sender can forge a log line.
-    public init(_ code: ReplyErrorCode, _ message: String) {
-        self.code = code
-        self.message = printable(message, limit: Self.maxMessageLength)
-    }
-}
-
-/// A command as parsed from a `cmd` topic, before it is applied.
-public struct NodeCommand: Sendable, Equatable {
-    /// What the command asks for.
-    public enum Request: Sendable, Equatable {
-        /// A timer operation. `spec` (with `start`) creates or replaces the timer's spec; `name` names a new timer.
-        case timer(id: String, operation: TimerOperation, spec: JSONValue?, name: String?)
-        case create(id: String, name: String?, spec: JSONValue)
-        case delete(id: String)
-        case list
-        case time
-        case history(timer: String?, sinceMs: Millis?, limit: Int)
-    }
-
-    /// The request id (`id`): makes the command idempotent within the dedup window.
-    public var requestID: String?
-    /// When the person pressed the button (`at`, epoch ms).
-    public var at: Millis?
-    /// Reject when the timer's revision is not this one (`if_revision`).
-    public var ifRevision: Int?
-    public var request: Request
-
-    /// The timer the command is about, if any.
-    public var timerID: String? {
-        switch request {
-        case .timer(let id, _, _, _), .create(let id, _, _), .delete(let id): id
-        case .history(let timer, _, _): timer
-        case .list, .time: nil
-        }
-    }
-}
+import PacerCore
 
 /// Turns `cmd` payloads into `NodeCommand`s: JSON objects, or plain words on a timer topic.
 public struct CommandParser: Sendable {
     public var maxPayloadBytes: Int
 
-    public init(maxPayloadBytes: Int = 65_536) {
+    public init(maxPayloadBytes: Int = ProtocolLimits.defaultMaxPayloadBytes) {
         self.maxPayloadBytes = maxPayloadBytes
     }
 
     static let timerActions = TimerAction.allCases.map(\.rawValue)
-    static let nodeActions = ["create", "delete", "list", "time", "history"]
+    static let nodeActions = NodeAction.allCases.map(\.rawValue)
     /// Keys every command may carry besides its own arguments.
     static let commonKeys: Set<String> = ["action", "id", "at", "if_revision", "timer"]
-    static let defaultSnoozeSeconds = TimerOperation.defaultSnoozeSeconds
 
     /// The request id of a payload that fails to parse, so the error reply can still echo it.
     public func requestID(in payload: [UInt8]) -> String? {
@@ -84,7 +19,7 @@ public struct CommandParser: Sendable {
         // Read as far as the payload goes (an id before the error is still found).
         // Only an id the command would accept (`optionalString`'s rules) is echoed.
         guard let o = JSONValue.leadingMembers(payload) else { return nil }
-        return (try? Self.optionalString(o, "id", maxLength: 128)) ?? nil
+        return (try? Self.optionalString(o, "id", maxLength: ProtocolLimits.maxRequestIDLength)) ?? nil
     }
 
     /// Parses a payload from a timer's `cmd` topic (`timerID` from the topic) or the node `cmd` topic (nil).
@@ -132,7 +67,7 @@ public struct CommandParser: Sendable {
         case .word, .json: return .failure(.init(.badJSON, "a clock request must be empty or a JSON object; \(example)"))
         }
         do {
-            let id = try Self.optionalString(o, "id", maxLength: 128)
+            let id = try Self.optionalString(o, "id", maxLength: ProtocolLimits.maxRequestIDLength)
             if let action = o["action"], action != .string("time") {
                 return .failure(.init(.unknownAction, "\(topic) only answers the time; send commands on the cmd topics, or \(example)"))
             }
@@ -170,14 +105,14 @@ public struct CommandParser: Sendable {
     }
 
     private func parseObject(_ o: [String: JSONValue], topicTimer: String?) throws(ReplyError) -> NodeCommand {
-        let requestID = try Self.optionalString(o, "id", maxLength: 128)
+        let requestID = try Self.optionalString(o, "id", maxLength: ProtocolLimits.maxRequestIDLength)
         guard case .string(let action)? = o["action"] else {
             throw ReplyError(.unknownAction, o["action"] == nil
                 ? "the command has no \"action\"; add one of \((Self.timerActions + Self.nodeActions).joined(separator: ", "))"
                 : "\"action\" must be a text value like \"pause\"")
         }
-        let at = try Self.optionalInt(o, "at", range: 0...Self.latestInstantMs)
-        let ifRevision = try Self.optionalInt(o, "if_revision", range: 0...Int64(Int32.max)).map(Int.init)
+        let at = try Self.optionalInt(o, "at", range: 0...ProtocolLimits.latestInstantMs)
+        let ifRevision = try Self.optionalInt(o, "if_revision", range: 0...ProtocolLimits.maxIfRevision).map(Int.init)
 
         // The timer: from the topic, else from the "timer" field.
         var timer = topicTimer
@@ -207,18 +142,19 @@ public struct CommandParser: Sendable {
             return NodeCommand(requestID: requestID, at: at, ifRevision: ifRevision, request: request)
         }
 
-        if topicTimer != nil, ["create", "list", "time", "history"].contains(action) {
+        let nodeAction = NodeAction(rawValue: action)
+        if topicTimer != nil, nodeAction?.isNodeTopicOnly == true {
             throw ReplyError(.unknownAction, "\"action\" \"\(action)\" is a node command: send it on the node's cmd topic (<base>/cmd), not a timer's")
         }
-        if ["list", "time"].contains(action), o["timer"] != nil {
+        if nodeAction?.isNodeWide == true, o["timer"] != nil {
             throw ReplyError(.invalidArgument, "\"\(action)\" does not take \"timer\"; it is about the whole node")
         }
         if let plain = TimerAction(rawValue: action)?.plainOperation {
             return try command(.timer(id: try requireTimer(), operation: plain, spec: nil, name: nil), allowed: [])
         }
-        let maxAdjust = Int64(TimerOperation.maxAdjustSeconds)
-        switch action {
-        case "start":
+        let maxAdjust = Int64(ProtocolLimits.maxAdjustSeconds)
+        switch (TimerAction(rawValue: action), nodeAction) {
+        case (.start?, _):
             let id = try requireTimer()
             let name = try Self.optionalName(o)
             let restart = try Self.optionalBool(o, "restart") ?? false
@@ -239,33 +175,37 @@ public struct CommandParser: Sendable {
             }
             return try command(.timer(id: id, operation: .start(spec: nil, startAt: startAt, restart: restart), spec: spec, name: name),
                                allowed: ["spec", "name", "restart", "start_at"])
-        case "adjust":
+        case (.adjust?, _):
             guard let seconds = try Self.optionalInt(o, "seconds", range: -maxAdjust...maxAdjust), seconds != 0 else {
                 throw ReplyError(.invalidArgument, "\"adjust\" needs \"seconds\": a whole number from -\(maxAdjust) to \(maxAdjust) other than 0, e.g. {\"action\":\"adjust\",\"seconds\":30}")
             }
             return try command(.timer(id: try requireTimer(), operation: .adjust(seconds: Int(seconds)), spec: nil, name: nil), allowed: ["seconds"])
-        case "snooze":
-            let seconds = try Self.optionalInt(o, "seconds", range: 1...Int64(TimerOperation.maxSnoozeSeconds)).map(Int.init) ?? Self.defaultSnoozeSeconds
+        case (.snooze?, _):
+            let seconds = try Self.optionalInt(o, "seconds", range: 1...Int64(ProtocolLimits.maxSnoozeSeconds)).map(Int.init)
+                ?? ProtocolLimits.defaultSnoozeSeconds
             return try command(.timer(id: try requireTimer(), operation: .snooze(seconds: seconds), spec: nil, name: nil), allowed: ["seconds"])
-        case "create":
+        case (let other?, _):
+            // Every other timer action takes no argument and was read above (`plainOperation`).
+            throw ReplyError(.unknownAction, "\"\(other.rawValue)\" takes no arguments; send {\"action\":\"\(other.rawValue)\"}")
+        case (nil, .create?):
             let id = try requireTimer()
             guard let spec = o["spec"] else {
                 throw ReplyError(.invalidSpec, "\"create\" needs \"spec\", e.g. {\"action\":\"create\",\"timer\":\"kitchen\",\"spec\":{\"kind\":\"countdown\",\"duration\":\"10m\"}}")
             }
             guard case .object = spec else { throw ReplyError(.invalidSpec, "\"spec\" must be an object like {\"kind\":\"countdown\",\"duration\":\"5m\"}") }
             return try command(.create(id: id, name: try Self.optionalName(o), spec: spec), allowed: ["name", "spec"])
-        case "delete":
+        case (nil, .delete?):
             return try command(.delete(id: try requireTimer()), allowed: [])
-        case "list":
+        case (nil, .list?):
             return try command(.list, allowed: [])
-        case "time":
+        case (nil, .time?):
             return try command(.time, allowed: [])
-        case "history":
+        case (nil, .history?):
             if timer != nil { _ = try requireTimer() }
             let since = try Self.optionalInstant(o, "since")
-            let limit = try Self.optionalInt(o, "limit", range: 1...1000).map(Int.init) ?? 100
+            let limit = try Self.optionalInt(o, "limit", range: ProtocolLimits.historyLimit).map(Int.init) ?? ProtocolLimits.defaultHistoryLimit
             return try command(.history(timer: timer, sinceMs: since, limit: limit), allowed: ["since", "limit"])
-        default:
+        case (nil, nil):
             let known = topicTimer == nil ? Self.timerActions + Self.nodeActions : Self.timerActions + ["delete"]
             throw ReplyError(.unknownAction, "unknown action '\(printable(action))'; use one of \(known.joined(separator: ", "))")
         }
@@ -286,7 +226,7 @@ public struct CommandParser: Sendable {
     /// A timer name: the core's rules (1-100 characters, no control characters) and no MQTT
     /// topic characters (`/`, `+`, `#`), so a name can never be mistaken for a topic level.
     static func optionalName(_ o: [String: JSONValue]) throws(ReplyError) -> String? {
-        guard let name = try optionalString(o, "name", maxLength: 100) else { return nil }
+        guard let name = try optionalString(o, "name", maxLength: ProtocolLimits.maxNameLength) else { return nil }
         do { try TimerMachine.validateName(name) } catch { throw ReplyError(.invalidArgument, error.message) }
         if let bad = name.first(where: { "/+#".contains($0) }) {
             throw ReplyError(.invalidArgument, "name cannot contain '\(bad)' (MQTT topic characters / + # are not allowed), got \"\(name)\"")
@@ -312,9 +252,6 @@ public struct CommandParser: Sendable {
         return b
     }
 
-    /// The latest instant a command may name: 2100-01-01T00:00:00Z.
-    static let latestInstantMs: Millis = 4_102_444_800_000
-
     /// An instant as epoch ms or an ISO 8601 text (`2026-11-22T18:00:00Z`), read by PacerCore's
     /// own strict parser (`ISO8601.parse`: bounded, no Foundation or ICU), between 1970 and 2100.
     static func optionalInstant(_ o: [String: JSONValue], _ key: String) throws(ReplyError) -> Millis? {
@@ -322,7 +259,7 @@ public struct CommandParser: Sendable {
         if case .string(let text) = value {
             switch ISO8601.parse(text) {
             case .success(let ms):
-                guard (0...latestInstantMs).contains(ms) else {
+                guard (0...ProtocolLimits.latestInstantMs).contains(ms) else {
                     throw ReplyError(.invalidArgument, "\"\(key)\" must be between 1970-01-01T00:00:00Z and 2100-01-01T00:00:00Z, got \(iso8601(ms: ms))")
                 }
                 return ms
@@ -330,7 +267,7 @@ public struct CommandParser: Sendable {
                 throw ReplyError(.invalidArgument, "\"\(key)\" must be epoch milliseconds or ISO 8601 like 2026-11-22T18:00:00Z; it \(error)")
             }
         }
-        return try optionalInt(o, key, range: 0...latestInstantMs)
+        return try optionalInt(o, key, range: 0...ProtocolLimits.latestInstantMs)
     }
 
     /// What a payload holds, Unicode white space around it left out.

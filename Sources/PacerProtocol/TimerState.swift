@@ -1,18 +1,21 @@
 public import PacerCore
 
-/// A timer as `pacer watch` shows it: the fields of its retained `state` that the clock
-/// needs, and what to show at any instant of the node's clock.
+/// A timer's retained `state` as a client reads it: the fields a clock needs, and the one
+/// counting rule every client follows (`pacer watch`, the web page's `clock.js`, checked
+/// against the same examples in Tests/Fixtures/protocol/states.json).
 ///
 /// A running timer is counted locally from `ends_at_ms` (or, counting up, from
 /// `segment_started_at_ms`) at the offset-corrected now, exactly as the node counts: the
 /// shown second is rounded up when counting down and down when counting up, so it flips
-/// on the same millisecond as the node's `remaining` topic.
-public struct WatchTimer: Sendable, Equatable {
+/// on the same millisecond as the node's `remaining` topic. Both fields are instants that
+/// the node republishes after a wall-clock jump.
+public struct TimerState: Sendable, Equatable {
     public var id: String
     public var name: String
-    public var kind: String
-    public var status: String
-    public var phase: String
+    /// Nil when the node names a kind this client does not know.
+    public var kind: TimerKind?
+    public var status: TimerStatus
+    public var phase: Phase
     public var label: String?
     public var nextLabel: String?
     public var round: Int
@@ -32,14 +35,15 @@ public struct WatchTimer: Sendable, Equatable {
     public var hrZone: Int?
     public var revision: Int
 
-    /// Reads a `state` snapshot; nil when it is not one (an empty payload of a deleted timer).
+    /// Reads a `state` snapshot; nil when it is not one (an empty payload of a deleted timer,
+    /// or a status this client does not know).
     public init?(state: JSONValue) {
-        guard let id = state["id"]?.string, let status = state["status"]?.string else { return nil }
+        guard let id = state["id"]?.string, let status = state["status"]?.string.flatMap(TimerStatus.init(rawValue:)) else { return nil }
         self.id = id
         name = state["name"]?.string ?? id
-        kind = state["kind"]?.string ?? ""
+        kind = state["kind"]?.string.flatMap(TimerKind.init(rawValue:))
         self.status = status
-        phase = state["phase"]?.string ?? status
+        phase = state["phase"]?.string.flatMap(Phase.init(rawValue:)) ?? Phase(rawValue: status.rawValue) ?? .idle
         label = state["label"]?.string
         nextLabel = state["next_label"]?.string
         round = state["round"]?.int ?? 1
@@ -60,14 +64,14 @@ public struct WatchTimer: Sendable, Equatable {
 
     /// Whether the clock counts at this moment (else it shows the snapshot's value).
     public var isCounting: Bool {
-        status == "running" && (countsUp ? segmentStartedAtMs != nil : endsAtMs != nil)
+        status == .running && (countsUp ? segmentStartedAtMs != nil : endsAtMs != nil)
     }
 
     /// The whole seconds to show at node time `nowMs`: left (rounded up) or elapsed
     /// (rounded down, counting up).
     public func shownSeconds(at nowMs: Millis) -> Int64 {
-        if status == "scheduled", let start = startAtMs { return Durations.ceilSeconds(start - nowMs) }
-        guard status == "running" else { return remainingSeconds }
+        if status == .scheduled, let start = startAtMs { return Durations.ceilSeconds(start - nowMs) }
+        guard status == .running else { return remainingSeconds }
         if countsUp, let start = segmentStartedAtMs {
             return Durations.floorSeconds(nowMs - start)
         }
@@ -84,7 +88,7 @@ public struct WatchTimer: Sendable, Equatable {
 
     /// Progress through the current segment (0…1) at node time `nowMs`.
     public func progress(at nowMs: Millis) -> Double {
-        guard status == "running", let duration = segmentDurationMs, duration > 0 else { return progress }
+        guard status == .running, let duration = segmentDurationMs, duration > 0 else { return progress }
         if let ends = endsAtMs, !countsUp {
             return min(1, max(0, 1 - Double(ends - nowMs) / Double(duration)))
         }
@@ -98,8 +102,8 @@ public struct WatchTimer: Sendable, Equatable {
     /// will not change by itself (not counting, or a countdown at zero waiting for the
     /// node's next state).
     public func nextFlip(after nowMs: Millis) -> Millis? {
-        if status == "scheduled", let start = startAtMs { return Self.countdownFlip(ends: start, now: nowMs) }
-        guard status == "running" else { return nil }
+        if status == .scheduled, let start = startAtMs { return Self.countdownFlip(ends: start, now: nowMs) }
+        guard status == .running else { return nil }
         if countsUp, let start = segmentStartedAtMs {
             let elapsed = nowMs - start
             if elapsed < 0 { return start }

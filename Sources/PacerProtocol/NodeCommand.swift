@@ -1,0 +1,117 @@
+public import PacerCore
+
+/// The actions of the node's `cmd` topic besides the timer actions (``TimerAction``).
+public enum NodeAction: String, Sendable, CaseIterable {
+    case create, delete, list, time, history
+
+    /// Whether only the node's topic takes it: every one but `delete`, which a timer's topic
+    /// takes too (as a word or as JSON).
+    public var isNodeTopicOnly: Bool { self != .delete }
+    /// Whether it is about the whole node, so it takes no `"timer"`.
+    public var isNodeWide: Bool { self == .list || self == .time }
+}
+
+/// A command as parsed from a `cmd` topic, before it is applied.
+public struct NodeCommand: Sendable, Equatable {
+    /// What the command asks for.
+    public enum Request: Sendable, Equatable {
+        /// A timer operation. `spec` (with `start`) creates or replaces the timer's spec; `name` names a new timer.
+        case timer(id: String, operation: TimerOperation, spec: JSONValue?, name: String?)
+        case create(id: String, name: String?, spec: JSONValue)
+        case delete(id: String)
+        case list
+        case time
+        case history(timer: String?, sinceMs: Millis?, limit: Int)
+    }
+
+    /// The request id (`id`): makes the command idempotent within the dedup window.
+    public var requestID: String?
+    /// When the person pressed the button (`at`, epoch ms).
+    public var at: Millis?
+    /// Reject when the timer's revision is not this one (`if_revision`).
+    public var ifRevision: Int?
+    public var request: Request
+
+    public init(requestID: String? = nil, at: Millis? = nil, ifRevision: Int? = nil, request: Request) {
+        self.requestID = requestID
+        self.at = at
+        self.ifRevision = ifRevision
+        self.request = request
+    }
+
+    /// The timer the command is about, if any.
+    public var timerID: String? {
+        switch request {
+        case .timer(let id, _, _, _), .create(let id, _, _), .delete(let id): id
+        case .history(let timer, _, _): timer
+        case .list, .time: nil
+        }
+    }
+}
+
+extension NodeCommand {
+    /// The action word: `pause`, `start`, `create`, `history`, ...
+    public var action: String {
+        switch request {
+        case .timer(_, let operation, _, _): operation.action
+        case .create: NodeAction.create.rawValue
+        case .delete: NodeAction.delete.rawValue
+        case .list: NodeAction.list.rawValue
+        case .time: NodeAction.time.rawValue
+        case .history: NodeAction.history.rawValue
+        }
+    }
+
+    /// The timer whose own `cmd` topic the command is sent on (a timer operation or `delete`);
+    /// nil: the node's `cmd` topic, with the timer (if any) in `"timer"`.
+    public var topicTimer: String? {
+        switch request {
+        case .timer(let id, _, _, _), .delete(let id): id
+        case .create, .list, .time, .history: nil
+        }
+    }
+
+    /// The topic the command is sent on.
+    public func topic(in topics: Topics) -> String {
+        topicTimer.map { topics.timer($0).command } ?? topics.command
+    }
+
+    /// The command as JSON, as sent on ``topic(in:)``: what `CommandParser.parse` reads back
+    /// into this command (docs/API.md describes each member). A `start` with a preset carries
+    /// the preset's parameters beside `"preset"`, as a person writes them.
+    public var json: JSONValue {
+        var o: [String: JSONValue] = ["action": .string(action)]
+        if let requestID { o["id"] = .string(requestID) }
+        if let at { o["at"] = .int(at) }
+        if let ifRevision { o["if_revision"] = .int(ifRevision) }
+        switch request {
+        case .timer(_, let operation, let spec, let name):
+            if let name { o["name"] = .string(name) }
+            switch operation {
+            case .start(_, let startAt, let restart):
+                if restart { o["restart"] = .bool(true) }
+                if let startAt { o["start_at"] = .int(startAt) }
+                if case .object(let members)? = spec, members["preset"] != nil {
+                    o.merge(members) { ours, _ in ours }
+                } else if let spec {
+                    o["spec"] = spec
+                }
+            case .adjust(let seconds), .snooze(let seconds):
+                o["seconds"] = .int(seconds)
+            case .pause, .resume, .toggle, .cancel, .reset, .finish, .skip, .back, .ack:
+                break
+            }
+        case .create(let id, let name, let spec):
+            o["timer"] = .string(id)
+            if let name { o["name"] = .string(name) }
+            o["spec"] = spec
+        case .delete, .list, .time:
+            break
+        case .history(let timer, let sinceMs, let limit):
+            if let timer { o["timer"] = .string(timer) }
+            if let sinceMs { o["since"] = .int(sinceMs) }
+            o["limit"] = .int(limit)
+        }
+        return .object(o)
+    }
+}
