@@ -1,7 +1,8 @@
 // The Pacer wall clock: subscribes to a node's topics over MQTT/WebSockets, counts down
 // locally from `ends_at_ms` with the measured clock offset, flips digits at the exact
 // instants, plays WebAudio cues on the events' `due_ms`, and sends the coach's commands.
-// See docs/dashboard.md. Plain script, no build step.
+// What a timer shows and what a button sends: clock.js (PacerClock). See docs/dashboard.md.
+// Plain script, no build step.
 (function () {
   "use strict";
 
@@ -51,6 +52,7 @@
     lastSync: 0, syncing: false, pending: new Map(), seq: 0,
     bannerTimer: null, flipTimer: null,
   };
+  const { valueAt, fmt, commandFor } = PacerClock; // clock.js: the counting rule, the clock text, the buttons' commands
   const sound = new PacerSound.Sound(localNow, cfg.lagMs);
   window.pacerDashboard = { app, cfg, sound, localNow, nodeNow }; // for people debugging, and the tests
 
@@ -216,40 +218,6 @@
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
   // ---- what a timer shows now --------------------------------------------------------
-
-  /**
-   * The value a timer shows at node time `now`: {ms, text, next (node ms of the next
-   * flip, or null), progress}. Counts from `ends_at_ms` (or the segment's elapsed time for
-   * a stopwatch); static states show the snapshot's values.
-   */
-  function valueAt(st, now) {
-    const running = st.status === "running";
-    if (running && st.counts_up && st.as_of_ms != null && now != null) {
-      const el = Math.max(0, (st.segment_elapsed_ms || 0) + (now - st.as_of_ms));
-      const s = Math.floor(el / 1000);
-      const dur = st.segment_duration_ms;
-      return { secs: s, next: st.as_of_ms + (s + 1) * 1000 - (st.segment_elapsed_ms || 0), progress: dur ? Math.min(1, el / dur) : null };
-    }
-    if (running && st.ends_at_ms != null && now != null) {
-      const rem = Math.max(0, st.ends_at_ms - now);
-      const s = Math.ceil(rem / 1000);
-      const dur = st.segment_duration_ms;
-      return { secs: s, next: s > 0 ? st.ends_at_ms - (s - 1) * 1000 : null, progress: dur ? Math.min(1, Math.max(0, 1 - rem / dur)) : null };
-    }
-    if (st.status === "scheduled" && st.start_at_ms != null && now != null) {
-      const rem = Math.max(0, st.start_at_ms - now);
-      const s = Math.ceil(rem / 1000);
-      return { secs: s, next: s > 0 ? st.start_at_ms - (s - 1) * 1000 : null, progress: null };
-    }
-    if (st.status === "expired") return { secs: 0, next: null, progress: 1 };
-    const secs = st.remaining != null ? st.remaining : st.remaining_ms != null ? Math.ceil(st.remaining_ms / 1000) : 0;
-    return { secs, next: null, progress: st.progress != null ? st.progress : null };
-  }
-
-  function fmt(secs) {
-    const h = Math.floor(secs / 3600), m = Math.floor((secs % 3600) / 60), s = secs % 60;
-    return h > 0 ? h + ":" + String(m).padStart(2, "0") + ":" + String(s).padStart(2, "0") : m + ":" + String(s).padStart(2, "0");
-  }
 
   /** What to show for a timer: live only when the broker is up, the node online and the clock synced. */
   function viewOf(st) {
@@ -447,11 +415,7 @@
     el.controls.addEventListener("click", async (e) => {
       const b = e.target.closest("button[data-action]");
       if (!b || !cfg.timer || !app.base) return;
-      const action = b.dataset.action;
-      const body = action === "+30" ? { action: "adjust", seconds: 30 }
-        : action === "-10" ? { action: "adjust", seconds: -10 } : { action };
-      const now = nodeNow();
-      if (now != null) body.at = Math.round(now);
+      const body = commandFor(b.dataset.action, nodeNow());
       b.classList.add("busy");
       const res = await request(app.base + "/timers/" + cfg.timer + "/cmd", body, 5000);
       b.classList.remove("busy");
