@@ -118,8 +118,12 @@ let package = Package(
         // Test helpers: start and stop real mosquitto brokers, free ports, temp dirs.
         .target(
             name: "PacerTestSupport",
+            dependencies: ["PacerCore"],
             swiftSettings: swiftSettings
         ),
+        // Tests come in two kinds, one target each per module: `…Tests` are pure and in-process
+        // (no broker, no process, no sleeps; `scripts/test --fast` runs only these), and
+        // `…LiveTests` run against real mosquitto brokers and real `pacer` processes.
         .testTarget(
             name: "MosquittoTests",
             dependencies: ["Mosquitto", "PacerTestSupport"],
@@ -150,12 +154,28 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "PacerNodeLiveTests",
+            dependencies: ["PacerNode", "PacerControl", "PacerProtocol", "Mosquitto", "PacerCore", "PacerStore", "PacerSound", "PacerTestSupport",
+                           .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MosquittoLiveTests",
+            dependencies: ["Mosquitto", "PacerTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "PacerSoundTests",
             dependencies: ["PacerSound", "PacerCore", "PacerTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "PacerControlTests",
+            dependencies: ["PacerControl", "PacerProtocol", "Mosquitto", "PacerCore", "PacerTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PacerControlLiveTests",
             dependencies: ["PacerControl", "PacerProtocol", "Mosquitto", "PacerCore", "PacerTestSupport"],
             swiftSettings: swiftSettings
         ),

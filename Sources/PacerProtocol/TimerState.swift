@@ -72,8 +72,11 @@ public struct TimerState: Sendable, Equatable {
     public func shownSeconds(at nowMs: Millis) -> Int64 {
         if status == .scheduled, let start = startAtMs { return Durations.ceilSeconds(start - nowMs) }
         guard status == .running else { return remainingSeconds }
-        if countsUp, let start = segmentStartedAtMs {
-            return Durations.floorSeconds(nowMs - start)
+        if countsUp {
+            // Counting up needs the segment's start; without it the snapshot's value stands
+            // (never a countdown to a stopwatch's target).
+            guard let start = segmentStartedAtMs else { return remainingSeconds }
+            return Durations.floorSeconds(max(0, nowMs - start))
         }
         if let ends = endsAtMs {
             return Durations.ceilSeconds(ends - nowMs)
@@ -104,9 +107,10 @@ public struct TimerState: Sendable, Equatable {
     public func nextFlip(after nowMs: Millis) -> Millis? {
         if status == .scheduled, let start = startAtMs { return Self.countdownFlip(ends: start, now: nowMs) }
         guard status == .running else { return nil }
-        if countsUp, let start = segmentStartedAtMs {
-            let elapsed = nowMs - start
-            if elapsed < 0 { return start }
+        if countsUp {
+            guard let start = segmentStartedAtMs else { return nil }
+            // Before its start (a clock offset's error) it shows 0 until a second after it.
+            let elapsed = max(0, nowMs - start)
             return start + (elapsed / 1000 + 1) * 1000
         }
         guard let ends = endsAtMs else { return nil }

@@ -1,6 +1,7 @@
 import Foundation
 import PacerCore
 @testable import PacerNode
+import PacerTestSupport
 import Testing
 
 /// The configuration loader: YAML file, environment and flags, and its error messages.

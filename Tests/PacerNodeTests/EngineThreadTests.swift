@@ -178,6 +178,13 @@ struct EngineThreadTests {
         #expect(await eventually { threadCount(named: "pacer-engine") < 20 },
                 "\(threadCount(named: "pacer-engine")) engine threads left after 100 engines were dropped")
     }
+}
+
+/// The engine thread hosting a real MQTT connection (a real mosquitto): named `…LiveTests` so
+/// `scripts/test --fast` leaves it out; it shares this file's private helpers.
+@Suite("The engine thread serving an MQTT connection (real broker)")
+struct EngineThreadLiveTests {
+    static let deadline = EngineThreadTests.deadline
 
     @Test("it serves an MQTT connection in its sleep: messages reach a reader on the thread, deadlines still come, stopping hands the connection back")
     func servesConnection() async throws {

@@ -2,6 +2,7 @@ import Foundation
 import PacerCore
 @testable import PacerNode
 import Synchronization
+import PacerTestSupport
 import Testing
 import PacerProtocol
 

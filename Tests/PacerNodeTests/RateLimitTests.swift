@@ -2,6 +2,7 @@ import Foundation
 import Mosquitto
 import PacerCore
 @testable import PacerNode
+import PacerTestSupport
 import Testing
 
 /// The optional command rate limit (`limits.command_rate`): the token bucket on an injected

@@ -1,6 +1,7 @@
 import Foundation
 @testable import PacerNode
 import PacerSound
+import PacerTestSupport
 import Testing
 
 @Suite("Sound configuration")

@@ -2,6 +2,7 @@ import Foundation
 import Mosquitto
 import PacerCore
 @testable import PacerNode
+import PacerTestSupport
 import Testing
 
 /// Issue 4 "Bad input" and SPEC §7, in-process: each bad command gets exactly one clear error
@@ -10,13 +11,13 @@ import Testing
 struct EngineBadInputTests {
     @Test("every bad input gets exactly one clear error reply and changes nothing")
     func everyBadInput() async throws {
-        let h = try await EngineHarness.make(config: BadInputTests.config)
+        let h = try await EngineHarness.make(config: BadInputCases.config)
         await h.connect()
         let created = try await h.send(["action": "start", "spec": ["kind": "countdown", "duration": "10m"]], timer: "keep")
         let paused = try await h.send(["action": "pause"], timer: "keep")
         try #require(created["ok"] == true && paused["ok"] == true)
         let start = h.journal.count
-        for bad in BadInputTests.cases {
+        for bad in BadInputCases.cases {
             let replies = await h.sendRaw(bad.payload, timer: bad.timer)
             #expect(replies.count == 1, "\(bad.name): \(replies.count) replies")
             guard let reply = replies.first else { continue }
@@ -45,7 +46,7 @@ struct EngineBadInputTests {
 
     @Test("a payload of exactly the limit is parsed; one byte more is refused")
     func payloadLimitBoundary() async throws {
-        let h = try await EngineHarness.make(config: BadInputTests.config)
+        let h = try await EngineHarness.make(config: BadInputCases.config)
         await h.connect()
         func payload(_ size: Int) -> [UInt8] {
             let head = #"{"action":"list","id":"edge","pad":""#, tail = #""}"#
@@ -60,7 +61,7 @@ struct EngineBadInputTests {
 
     @Test("more timers than limits.max_timers are refused; deleting one makes room")
     func timerLimit() async throws {
-        let h = try await EngineHarness.make(config: BadInputTests.config)
+        let h = try await EngineHarness.make(config: BadInputCases.config)
         await h.connect()
         for id in ["t1", "t2", "t3"] {
             let reply = try await h.send(["action": "create", "timer": .string(id), "spec": ["kind": "stopwatch"]])

@@ -2,6 +2,7 @@ import Foundation
 import Mosquitto
 import PacerCore
 @testable import PacerNode
+import PacerTestSupport
 import Testing
 
 /// Commands queued behind one another: one write, then every reply (issue 10).

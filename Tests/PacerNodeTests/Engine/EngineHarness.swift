@@ -1,3 +1,4 @@
+import PacerTestSupport
 import Foundation
 import Logging
 import Mosquitto

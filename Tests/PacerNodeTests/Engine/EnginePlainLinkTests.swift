@@ -3,6 +3,7 @@ import Logging
 import Mosquitto
 import PacerCore
 @testable import PacerNode
+import PacerTestSupport
 import Testing
 
 /// The plain topics' own connection (`publish.plain_connection: separate`, issue 12): the

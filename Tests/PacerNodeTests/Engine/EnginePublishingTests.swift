@@ -2,6 +2,7 @@ import Foundation
 import PacerCore
 @testable import PacerNode
 import PacerStore
+import PacerTestSupport
 import Testing
 
 /// What the engine publishes per second and per change (issue 10): `state` only on a change,

@@ -1,6 +1,7 @@
 import Foundation
 import PacerCore
 @testable import PacerNode
+import PacerTestSupport
 import Testing
 
 /// SPEC §3 in-process: request ids (dedup) and `if_revision`.

@@ -2,6 +2,7 @@ import Foundation
 import Mosquitto
 import PacerCore
 @testable import PacerNode
+import PacerTestSupport
 import Testing
 
 /// What the engine loop does with inputs queued when a shutdown begins.

@@ -2,6 +2,7 @@ import Foundation
 import PacerCore
 @testable import PacerNode
 import PacerStore
+import PacerTestSupport
 import Testing
 
 /// The engine in-process (issue 9): a real SQLite file, a recording transport, virtual time.

@@ -2,6 +2,7 @@ import Foundation
 import Mosquitto
 import PacerCore
 @testable import PacerNode
+import PacerTestSupport
 import Testing
 
 /// The clock requests of read-only displays on `<base>/time` (docs/API.md, "Time sync").

@@ -1,6 +1,7 @@
 import Foundation
 import PacerCore
 @testable import PacerNode
+import PacerTestSupport
 import Testing
 import PacerProtocol
 

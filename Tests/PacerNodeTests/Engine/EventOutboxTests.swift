@@ -2,6 +2,7 @@ import Mosquitto
 import PacerCore
 @testable import PacerNode
 import PacerStore
+import PacerTestSupport
 import Testing
 import PacerProtocol
 

@@ -1,5 +1,6 @@
 import Foundation
 import PacerCore
+import PacerTestSupport
 import Testing
 
 /// Home Assistant discovery on a real `pacer run` and a real broker: the buttons of the

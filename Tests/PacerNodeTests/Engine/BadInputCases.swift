@@ -1,6 +1,5 @@
-import Foundation
-import Mosquitto
 import PacerCore
+import PacerTestSupport
 import Testing
 
 /// A bad command, where it is sent and the error code it must get.
@@ -24,10 +23,9 @@ struct BadInput: Sendable, CustomTestStringConvertible {
     var testDescription: String { name }
 }
 
-/// Issue 4 "Bad input" and SPEC §7: retained commands are never replayed (a real broker and a
-/// restart). The replies to bad commands are tested in-process: EngineBadInputTests.
-@Suite("Bad input")
-struct BadInputTests {
+/// Issue 4 "Bad input": every bad command the node must answer with one clear error and
+/// no change (EngineBadInputTests sends each to an in-process engine).
+enum BadInputCases {
     static let config = """
         limits:
           max_timers: 3
@@ -144,49 +142,4 @@ struct BadInputTests {
 
     // Every bad input, the payload limit and limits.max_timers are checked in-process
     // (Engine/EngineBadInputTests.swift); what needs a broker and a restart stays here.
-
-    @Test("retained messages on command topics are ignored, never replayed on (re)connect")
-    func retainedCommandsIgnored() async throws {
-        try await withNode(.init(launch: false)) { node in
-            // Left retained before the node starts: a create, a start with a spec, a plain word.
-            let stale: [(String, String)] = [
-                (node.topic("cmd"), #"{"action":"create","timer":"ghost","spec":{"kind":"countdown","duration":"1m"}}"#),
-                (node.topic("ghost2", "cmd"), #"{"action":"start","spec":{"kind":"countdown","duration":"1m"}}"#),
-                (node.topic("ghost3", "cmd"), "start"),
-            ]
-            for (topic, payload) in stale {
-                try await node.probe.publish(topic, Array(payload.utf8), retain: true,
-                                             properties: MQTTProperties(responseTopic: node.probe.replyTopic, correlationData: Array("stale".utf8)))
-            }
-            try await node.launch()
-            try await node.barrier()
-            let list = try await node.send(["action": "list"])
-            #expect(list.json["timers"] == [], "a retained command was executed: \(list)")
-            #expect(node.probe.messages(on: node.probe.replyTopic).filter { $0.message.properties.correlationData == Array("stale".utf8) }.isEmpty)
-            #expect(node.probe.messages(on: node.topic("reply")).isEmpty)
-            #expect(node.log.contains("ignored a retained command"))
-
-            // A retained word published while the node runs reaches it as a live message and is
-            // applied once; after a restart the broker hands it over as retained: not replayed.
-            _ = try await node.send(["action": "create", "timer": "live", "spec": ["kind": "countdown", "duration": "5m"]])
-            var start = node.probe.count
-            try await node.probe.publish(node.topic("live", "cmd"), "toggle", retain: true)
-            try await node.waitForState("live", from: start) { $0["status"] == "running" }
-            let paused = try await node.send(["action": "pause"], timer: "live")
-            let revision = try #require(paused.revision)
-
-            await node.terminate()
-            start = node.probe.count
-            try await node.launch()
-            try await node.barrier()
-            let state = try await node.send(["action": "list"])
-            #expect(state.json["timers"]?[0]?["status"] == "paused", "the retained toggle was replayed: \(state)")
-            #expect(state.json["timers"]?[0]?["revision"]?.int == revision)
-            #expect(node.events("live", from: start).isEmpty)
-
-            for (topic, _) in stale + [(node.topic("live", "cmd"), "")] {
-                try await node.probe.publish(topic, [], retain: true)
-            }
-        }
-    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Mosquitto
 import PacerCore
+import PacerTestSupport
 import Testing
 
 /// SPEC §3: every command gets exactly one reply, on the MQTT 5 response topic with the

@@ -1,5 +1,6 @@
 import Foundation
 import PacerCore
+import PacerTestSupport
 import Testing
 
 /// Real time: a whole interval run, the lag window of `at`, simultaneous deadlines.

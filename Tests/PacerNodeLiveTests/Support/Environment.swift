@@ -1,28 +1,9 @@
 import Foundation
 import PacerTestSupport
 
-/// An error of the test harness, with a message that says what was expected and what was seen.
-struct HarnessError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
-
 /// A unique lower-case name usable as a node id, a timer id or a topic level.
 func uniqueName(_ prefix: String) -> String {
     "\(prefix)\(UUID().uuidString.prefix(8).lowercased())"
-}
-
-/// The node's clock and ours are the same system wall clock: epoch milliseconds now.
-func wallNowMs() -> Int64 {
-    Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
-}
-
-/// A fresh temporary directory for one node or one test.
-func makeTemporaryDirectory(_ prefix: String) throws -> URL {
-    let url = FileManager.default.temporaryDirectory
-        .appendingPathComponent("\(prefix)-\(UUID().uuidString.prefix(8))", isDirectory: true)
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
 }
 
 /// The `pacer` executable built beside this test bundle (`swift build --build-tests` puts

@@ -1,5 +1,6 @@
 import Foundation
 import PacerCore
+import PacerTestSupport
 import Testing
 
 /// How a timer command is sent: a JSON object or a plain word on the timer's `cmd` topic.

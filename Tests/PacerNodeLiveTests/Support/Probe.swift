@@ -1,3 +1,4 @@
+import PacerTestSupport
 import Foundation
 import Mosquitto
 import PacerCore
@@ -16,9 +17,6 @@ struct Received: Sendable {
     var json: JSONValue? { decodeJSON(message.payload) }
 }
 
-func decodeJSON(_ bytes: [UInt8]) -> JSONValue? {
-    try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))
-}
 
 /// The test's own MQTT client: subscribes, records every message it receives (in arrival
 /// order, with arrival times), publishes, and sends requests whose replies come back on its

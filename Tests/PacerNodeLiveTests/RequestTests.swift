@@ -1,6 +1,7 @@
 import Foundation
 import Mosquitto
 import PacerCore
+import PacerTestSupport
 import Testing
 
 /// SPEC §3: many commands in a burst through the broker, handled once each and in order.

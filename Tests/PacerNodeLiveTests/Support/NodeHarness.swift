@@ -314,14 +314,3 @@ func withNode<T>(
     }
 }
 
-extension JSONValue {
-    /// The object with `key` set to `value` (unchanged when not an object).
-    func adding(_ key: String, _ value: JSONValue) -> JSONValue {
-        guard case .object(var members) = self else { return self }
-        members[key] = value
-        return .object(members)
-    }
-
-    /// The JSON text as bytes (compact, keys sorted).
-    var bytes: [UInt8] { Array(description.utf8) }
-}

@@ -1,5 +1,6 @@
 import Foundation
 import PacerCore
+import PacerTestSupport
 import Testing
 
 /// SPEC §4: heart-rate sources (plain bpm and a JSON field path), staleness, range, zones.

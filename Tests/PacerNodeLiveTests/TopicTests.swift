@@ -1,5 +1,6 @@
 import Foundation
 import PacerCore
+import PacerTestSupport
 import Testing
 import PacerProtocol
 
