@@ -124,6 +124,18 @@ public struct TimerEvent: Sendable, Codable, Equatable {
         }
     }
 
+    /// Whether this event is an outcome that must never be published twice, even across a
+    /// crash: `expired` and `finished` (SPEC §5). The node writes it before publishing it;
+    /// other events that time brings (`phase`, a scheduled `started`) follow from the timing
+    /// model and are recomputed after a restart instead.
+    public var isOutcome: Bool {
+        switch type {
+        case .expired, .finished: true
+        case .started, .phase, .countdown, .halfway, .paused, .resumed, .adjusted, .skipped, .alert, .acknowledged,
+             .cancelled, .scheduled, .reset, .rewound, .snoozed: false
+        }
+    }
+
     /// The late-event rule applied to everything `advance(to:)` and `handle` return.
     ///
     /// An event is stale when `now - dueMs > lagWindowMs`. Stale cues (`countdown`,

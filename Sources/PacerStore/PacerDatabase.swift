@@ -175,8 +175,39 @@ public final class PacerDatabase: Sendable {
         // few pages, and the kernel's page cache holds the file anyway (issue 10: RSS).
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA cache_size = -512")
+            // Takes effect when the file is created (an existing one is converted once, by
+            // `usePageSize`); a no-op otherwise.
+            try db.execute(sql: "PRAGMA page_size = \(pageSize)")
         }
         return configuration
+    }
+
+    /// The database's page size: 1 KiB. SQLite writes every page a transaction changes whole,
+    /// to the WAL and again at the checkpoint, and a command changes about ten (the timer, its
+    /// event, the request and their indexes): 1 KiB pages cut a command's bytes on the SD card
+    /// from about 45 KiB to about 10 (issue 26; BENCHMARKS.md, "Writes").
+    static let pageSize = 1024
+
+    /// Converts a database made with another page size (before issue 26: 4 KiB) once, in
+    /// place: SQLite changes the page size only through a VACUUM outside WAL mode, which it
+    /// journals, so a power cut leaves the old file or the new one. Best effort: a database
+    /// that cannot be converted now (a reader holds it) keeps its pages and is converted at a
+    /// later start.
+    private static func usePageSize(path: String) {
+        guard DataDirectory.exists(path) else { return }
+        do {
+            let queue = try DatabaseQueue(path: path)
+            defer { try? queue.close() }
+            try queue.writeWithoutTransaction { db in
+                guard let size = try Int.fetchOne(db, sql: "PRAGMA page_size"), size != pageSize else { return }
+                try db.execute(sql: "PRAGMA journal_mode = DELETE")
+                try db.execute(sql: "PRAGMA page_size = \(pageSize)")
+                try db.execute(sql: "VACUUM")
+                try db.execute(sql: "PRAGMA journal_mode = WAL")
+            }
+        } catch {
+            return
+        }
     }
 
     /// Opens the writer pool, checks integrity and migrates.
@@ -184,6 +215,7 @@ public final class PacerDatabase: Sendable {
         if let problem = probe(path: path, migrator: migrator) {
             return problem
         }
+        usePageSize(path: path)
         let pool: DatabasePool
         do {
             pool = try DatabasePool(path: path, configuration: baseConfiguration())
@@ -547,7 +579,7 @@ public final class PacerDatabase: Sendable {
     static func executeForTesting(databaseAt path: String, _ sql: String) throws(StoreError) {
         try catching("cannot run test SQL on \(path)") {
             let queue = try DatabaseQueue(path: path)
-            try queue.write { try $0.execute(sql: sql) }
+            try queue.writeWithoutTransaction { try $0.execute(sql: sql) }  // PRAGMAs and VACUUM too
             try queue.close()
         }
     }

@@ -17,6 +17,9 @@ enum Schema {
         migrator.registerMigration("v1") { db in
             try db.execute(sql: v1)
         }
+        migrator.registerMigration("v2") { db in
+            try db.execute(sql: v2)
+        }
         for migration in extra {
             migrator.registerMigration(migration.id) { db in
                 try db.execute(sql: migration.sql)
@@ -66,5 +69,17 @@ enum Schema {
             key TEXT NOT NULL PRIMARY KEY,
             value TEXT NOT NULL
         );
+        """
+
+    /// Fewer pages per write (issue 26: a node on an SD card writes what a command changes and
+    /// little more). Each index costs a page of every insert; these four served queries that
+    /// run rarely and scan tables the retention keeps small: `history` by timer or instant,
+    /// the hourly pruning by age, and the outbox's read of unpublished events at a connect.
+    /// What stays: `events_identity`, the exactly-once rule.
+    static let v2 = """
+        DROP INDEX events_outbox;
+        DROP INDEX events_timer;
+        DROP INDEX events_at;
+        DROP INDEX requests_at;
         """
 }

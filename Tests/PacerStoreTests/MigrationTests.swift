@@ -48,11 +48,35 @@ struct MigrationTests {
             }
             let (upgraded, recovery) = try PacerDatabase.open(directory: directory, extraMigrations: later)
             #expect(recovery == nil)
-            #expect(try upgraded.appliedMigrations() == ["v1", "v2-test", "v3-test"])
+            #expect(try upgraded.appliedMigrations() == Schema.migrationIdentifiers + ["v2-test", "v3-test"])
             #expect(try upgraded.loadTimers() == [timer("a", revision: 2)])
             #expect(try upgraded.unpublishedEvents().map(\.type) == ["started"])
             try upgraded.apply(batch(upsert: [timer("b")]))
             #expect(try upgraded.loadTimers().map(\.id) == ["a", "b"])
+        }
+    }
+
+    @Test("pages are 1 KiB (issue 26): a new database has them, an older one with 4 KiB pages is converted once and keeps its data")
+    func pageSize() throws {
+        try withTemporaryDirectory { directory in
+            do {
+                let database = try openFresh(directory)
+                #expect(try database.pragma("page_size") == "1024")
+                try database.apply(batch(upsert: [timer("a", revision: 2)], events: [event("a", "started")]))
+                try database.close()
+            }
+            // As a node before issue 26 made it.
+            try PacerDatabase.executeForTesting(databaseAt: directory + "/pacer.sqlite",
+                                                "PRAGMA journal_mode = DELETE; PRAGMA page_size = 4096; VACUUM; PRAGMA journal_mode = WAL")
+            do {
+                let old = try PacerDatabase.openReadOnly(directory: directory)
+                #expect(try old.pragma("page_size") == "4096")
+            }
+            let database = try openFresh(directory)
+            #expect(try database.pragma("page_size") == "1024")
+            #expect(try database.pragma("journal_mode") == "wal")
+            #expect(try database.loadTimers() == [timer("a", revision: 2)])
+            #expect(try database.unpublishedEvents().map(\.type) == ["started"])
         }
     }
 

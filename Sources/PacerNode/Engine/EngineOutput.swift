@@ -35,6 +35,13 @@ struct EngineOutput {
     private(set) var forcePersist: Set<String> = []
     /// Events in the order they happened.
     private(set) var events: [TimerEvent] = []
+    /// Timers changed only by the passage of time: where they are follows from their last
+    /// written state and the timing model, so they are published, not written (issue 26: a
+    /// phase transition is not news; an SD card lives longer without a write per transition).
+    private(set) var derivedOnly: Set<String> = []
+    /// Events that follow from the timing model (`phase`, a scheduled `started`): published,
+    /// not written. After a crash the restore recomputes them (docs/API.md, "Events after a restart").
+    private(set) var derivedEvents: Set<EventKey> = []
     var deletedTimers: [String] = []
     var replies: [Reply] = []
     var requests: [RequestRecord] = []
@@ -70,7 +77,12 @@ struct EngineOutput {
 
     /// Adds what one more command decided (group commit: several commands, one write).
     mutating func absorb(_ other: EngineOutput) {
-        for id in other.changedTimers where changedSet.insert(id).inserted { changedTimers.append(id) }
+        for id in other.changedTimers where changedSet.insert(id).inserted {
+            changedTimers.append(id)
+            if other.derivedOnly.contains(id) { derivedOnly.insert(id) }
+        }
+        derivedOnly.subtract(other.changedTimers.filter { !other.derivedOnly.contains($0) })
+        derivedEvents.formUnion(other.derivedEvents)
         forcePersist.formUnion(other.forcePersist)
         events += other.events
         deletedTimers += other.deletedTimers
@@ -86,10 +98,39 @@ struct EngineOutput {
         groupRollbacks += other.rollbacks
     }
 
+    /// A timer changed by a command, a restore decision or a clock jump: written (when its
+    /// revision moved, or `force`) with its events, then published.
     mutating func timerChanged(_ id: String, events newEvents: [TimerEvent], forcePersist force: Bool = false) {
         if changedSet.insert(id).inserted { changedTimers.append(id) }
+        derivedOnly.remove(id)
         if force { forcePersist.insert(id) }
         events += newEvents
+    }
+
+    /// A timer moved on by the passage of time. Its transitions are derived, so neither it nor
+    /// their events are written, unless they include an outcome that must not repeat
+    /// (`expired`, `finished`; `TimerEvent.isOutcome`): then it is written like a command's change.
+    mutating func timerAdvanced(_ id: String, events newEvents: [TimerEvent]) {
+        if newEvents.contains(where: \.isOutcome) {
+            timerChanged(id, events: newEvents)
+            return
+        }
+        if changedSet.insert(id).inserted {
+            changedTimers.append(id)
+            derivedOnly.insert(id)
+        }
+        for event in newEvents where !event.isCue { derivedEvents.insert(EventKey(event)) }
+        events += newEvents
+    }
+
+    /// Whether `event` is written before it is published (not a cue, not derived).
+    func writes(_ event: TimerEvent) -> Bool {
+        !event.isCue && (derivedEvents.isEmpty || !derivedEvents.contains(EventKey(event)))
+    }
+
+    /// The changed timers that are written (those not changed by time alone).
+    var writtenTimers: [String] {
+        derivedOnly.isEmpty ? changedTimers : changedTimers.filter { !derivedOnly.contains($0) }
     }
 
     /// A command whose write failed: what it changed (`timers`, its request id) is dropped
@@ -97,6 +138,7 @@ struct EngineOutput {
     mutating func refuse(_ timers: Set<String>, _ error: ReplyError) {
         changedTimers.removeAll { timers.contains($0) }
         changedSet.subtract(timers)
+        derivedOnly.subtract(timers)
         forcePersist.subtract(timers)
         events.removeAll { timers.contains($0.timer) }
         deletedTimers.removeAll { timers.contains($0) }

@@ -95,10 +95,12 @@ extension NodeEngine {
     /// events into the outbox, deletions and request ids. Marks the timers as persisted.
     func makeBatch(_ output: EngineOutput, now: Millis) -> StoreBatch {
         var batch = StoreBatch()
-        batch.upsertTimers = timers.records(changed: output.changedTimers, force: output.forcePersist, now: now)
-        // Cues (countdown, halfway, alert) are published but not written: they would wear the
-        // SD card and are never replayed after a restart anyway.
-        batch.appendEvents = output.events.filter { !$0.isCue }.map { event in
+        // Timers that only time moved on are not written: the timing model derives where they
+        // are from their last written state (issue 26).
+        batch.upsertTimers = timers.records(changed: output.writtenTimers, force: output.forcePersist, now: now)
+        // Cues (countdown, halfway, alert) and derived events (a transition's phase) are
+        // published but not written: they would wear the SD card, and a restore recomputes them.
+        batch.appendEvents = output.events.filter(output.writes).map { event in
             EventRecord(seq: nil, timer: event.timer, type: event.type.rawValue, revision: event.revision,
                         dueMs: event.dueMs, atMs: event.atMs, payload: JSONCoding.encode(event.json), published: false)
         }

@@ -116,11 +116,15 @@ extension NodeEngine {
         let policy = declared?.restore ?? record.restorePolicy.flatMap(RestorePolicy.init(rawValue:)) ?? .resume
         let age = now - record.updatedAtMs
         var events: [TimerEvent] = []
+        /// Whether the restore decided something (a reset, a pause): written; otherwise the timer
+        /// only went on through the outage, which its written state and the timing model give.
+        var decided = false
         if age > configuration.retention.restoreMaxAgeMs || policy == .discard {
             if machine.status != .idle {
                 let reason = policy == .discard ? "its restore policy is discard" : "it is older than restore.max_age (\(Durations.describe(configuration.retention.restoreMaxAgeMs)))"
                 logger.notice("saved state discarded: \(reason)", metadata: ["timer": "\(record.id)", "age_ms": "\(age)"])
                 if case .success(let e) = machine.handle(TimerCommand(operation: .reset, at: nil, ifRevision: nil), now: now) { events += e }
+                decided = true
             }
         } else if policy == .pause, machine.status == .running {
             // Paused with the remaining time it had at the last write.
@@ -129,6 +133,7 @@ extension NodeEngine {
             if machine.status == .running,
                case .success(let e) = machine.handle(TimerCommand(operation: .pause, at: nil, ifRevision: nil), now: lastWrite) {
                 events += e
+                decided = true
             }
             events += machine.advance(to: now)
         } else {
@@ -137,7 +142,11 @@ extension NodeEngine {
         // An event the store already holds is ignored by its unique index, and restored events
         // reach the broker only through the outbox, so none is published twice.
         timers.set(record.id, .init(machine: machine, restore: policy, persistedRevision: record.revision))
-        output.timerChanged(record.id, events: events)
+        if decided {
+            output.timerChanged(record.id, events: events)
+        } else {
+            output.timerAdvanced(record.id, events: events)
+        }
         if !events.isEmpty {
             logger.info("restored timer caught up", metadata: ["timer": "\(record.id)", "status": "\(machine.status.rawValue)", "events": "\(events.map(\.type.rawValue))"])
         }
@@ -146,13 +155,16 @@ extension NodeEngine {
     /// Writes the restore results and keeps their events in the outbox until connected.
     private func commitWithoutPublishing(_ output: EngineOutput) async {
         let batch = makeBatch(output, now: clock.now())
+        // Derived events (the phase a timer reached while the node was down) are not written:
+        // they are published from memory, before the states, at the first connect.
+        outbox.keepUnwritten(output.events.filter { !$0.isCue && !output.writes($0) })
         guard let store, !batch.isEmpty else { return }
         do { _ = try await store.commit(batch) } catch {
             logger.error("could not write the restored state; its events go out at the first connect", metadata: ["error": "\(error)"])
             // Written again with the next write; the events, not in the outbox, are published
             // from memory (before the states) at the first connect.
             timers.writeFailed(batch.upsertTimers.map(\.id))
-            outbox.keepUnwritten(output.events.filter { !$0.isCue })
+            outbox.keepUnwritten(output.events.filter(output.writes))
         }
     }
 

@@ -236,7 +236,7 @@ actor NodeEngine {
 
     func advanceTimer(_ id: String, now: Millis, into output: inout EngineOutput) {
         guard let events = timers.update(id, { $0.advance(to: now) }) else { return }
-        output.timerChanged(id, events: events)
+        output.timerAdvanced(id, events: events)
         schedule(id)
     }
 
