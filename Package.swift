@@ -45,7 +45,7 @@ let package = Package(
             pkgConfig: "alsa",
             providers: [.apt(["libasound2-dev"])]
         ),
-        // glibc's <malloc.h> (mallopt), which Swift's Glibc module leaves out; part of libc.
+        // glibc's <malloc.h> (mallopt, malloc_trim), which Swift's Glibc module leaves out; part of libc.
         .systemLibrary(name: "CMalloc"),
         // Linux's timerfd (timerfd_create, timerfd_settime), which Swift's Glibc module leaves
         // out; part of libc. The engine thread's alarm (PacerNode/Scheduling/EngineThread.swift).
@@ -83,7 +83,7 @@ let package = Package(
         .target(
             name: "PacerNode",
             dependencies: [
-                "Mosquitto", "PacerCore", "PacerProtocol", "PacerStore", "PacerSound", "CTimerFD",
+                "Mosquitto", "PacerCore", "PacerProtocol", "PacerStore", "PacerSound", "CTimerFD", "CMalloc",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "DequeModule", package: "swift-collections"),
