@@ -56,6 +56,7 @@ final class CountingStore: EngineStore {
     func loadRequests(sinceMs: Int64) throws(StoreError) -> [RequestRecord] { try database.loadRequests(sinceMs: sinceMs) }
     func unpublishedEvents() throws(StoreError) -> [EventRecord] { try database.unpublishedEvents() }
     func history(_ query: HistoryQuery) throws(StoreError) -> [EventRecord] { try database.history(query) }
+    func meta(_ key: String) throws(StoreError) -> String? { try database.meta(key) }
     nonisolated(nonsending) func prune(_ policy: RetentionPolicy, nowMs: Int64) async throws(StoreError) -> PruneResult {
         try database.prune(policy, nowMs: nowMs)
     }

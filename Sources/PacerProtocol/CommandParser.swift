@@ -147,7 +147,8 @@ public struct CommandParser: Sendable {
             throw ReplyError(.unknownAction, "\"action\" \"\(action)\" is a node command: send it on the node's cmd topic (<base>/cmd), not a timer's")
         }
         if nodeAction?.isNodeWide == true, o["timer"] != nil {
-            throw ReplyError(.invalidArgument, "\"\(action)\" does not take \"timer\"; it is about the whole node")
+            let why = nodeAction == .saveWorkout || nodeAction == .deleteWorkout ? "a workout is named by \"workout\"" : "it is about the whole node"
+            throw ReplyError(.invalidArgument, "\"\(action)\" does not take \"timer\"; \(why)")
         }
         if let plain = TimerAction(rawValue: action)?.plainOperation {
             return try command(.timer(id: try requireTimer(), operation: plain, spec: nil, name: nil), allowed: [])
@@ -205,6 +206,15 @@ public struct CommandParser: Sendable {
             let since = try Self.optionalInstant(o, "since")
             let limit = try Self.optionalInt(o, "limit", range: ProtocolLimits.historyLimit).map(Int.init) ?? ProtocolLimits.defaultHistoryLimit
             return try command(.history(timer: timer, sinceMs: since, limit: limit), allowed: ["since", "limit"])
+        case (nil, .saveWorkout?):
+            let id = try Self.requireWorkout(o, action: action)
+            guard let spec = o["spec"] else {
+                throw ReplyError(.invalidSpec, "\"save_workout\" needs \"spec\", e.g. {\"action\":\"save_workout\",\"workout\":\"hiit\",\"name\":\"HIIT 45/15\",\"spec\":{\"kind\":\"interval\",\"work\":\"45s\",\"rest\":\"15s\",\"rounds\":10}}")
+            }
+            guard case .object = spec else { throw ReplyError(.invalidSpec, "\"spec\" must be an object like {\"kind\":\"countdown\",\"duration\":\"5m\"}") }
+            return try command(.saveWorkout(id: id, name: try Self.optionalName(o, allowingSlash: true), spec: spec), allowed: ["workout", "name", "spec"])
+        case (nil, .deleteWorkout?):
+            return try command(.deleteWorkout(id: try Self.requireWorkout(o, action: action)), allowed: ["workout"])
         case (nil, nil):
             let known = topicTimer == nil ? Self.timerActions + Self.nodeActions : Self.timerActions + ["delete"]
             throw ReplyError(.unknownAction, "unknown action '\(printable(action))'; use one of \(known.joined(separator: ", "))")
@@ -212,6 +222,17 @@ public struct CommandParser: Sendable {
     }
 
     // MARK: - Typed fields
+
+    /// A saved workout's id (`"workout"`): a timer id's rules, so it can name a topic level.
+    static func requireWorkout(_ o: [String: JSONValue], action: String) throws(ReplyError) -> String {
+        guard let id = try optionalString(o, "workout", maxLength: 200) else {
+            throw ReplyError(.invalidArgument, "\"\(action)\" needs \"workout\": the saved workout's id, e.g. {\"action\":\"\(action)\",\"workout\":\"hiit\"}")
+        }
+        do { try TimerMachine.validateID(id) } catch {
+            throw ReplyError(.invalidArgument, "\"workout\" must be 1 to 64 characters of a-z, 0-9, '_' and '-', starting with a letter or digit; got \"\(printable(id, limit: 70, escapingQuotes: true))\"")
+        }
+        return id
+    }
 
     static func optionalString(_ o: [String: JSONValue], _ key: String, maxLength: Int) throws(ReplyError) -> String? {
         guard let value = o[key], value != .null else { return nil }
@@ -225,10 +246,11 @@ public struct CommandParser: Sendable {
 
     /// A timer name: the core's rules (1-100 characters, no control characters) and no MQTT
     /// topic characters (`/`, `+`, `#`), so a name can never be mistaken for a topic level.
-    static func optionalName(_ o: [String: JSONValue]) throws(ReplyError) -> String? {
+    /// A saved workout's name (`allowingSlash`) may hold them ("HIIT 45/15"): it never names a topic.
+    static func optionalName(_ o: [String: JSONValue], allowingSlash: Bool = false) throws(ReplyError) -> String? {
         guard let name = try optionalString(o, "name", maxLength: ProtocolLimits.maxNameLength) else { return nil }
         do { try TimerMachine.validateName(name) } catch { throw ReplyError(.invalidArgument, error.message) }
-        if let bad = name.first(where: { "/+#".contains($0) }) {
+        if !allowingSlash, let bad = name.first(where: { "/+#".contains($0) }) {
             throw ReplyError(.invalidArgument, "name cannot contain '\(bad)' (MQTT topic characters / + # are not allowed), got \"\(name)\"")
         }
         return name

@@ -3,12 +3,19 @@ public import PacerCore
 /// The actions of the node's `cmd` topic besides the timer actions (``TimerAction``).
 public enum NodeAction: String, Sendable, CaseIterable {
     case create, delete, list, time, history
+    /// Saved workouts: a named spec kept on the node, started like a preset.
+    case saveWorkout = "save_workout", deleteWorkout = "delete_workout"
 
     /// Whether only the node's topic takes it: every one but `delete`, which a timer's topic
     /// takes too (as a word or as JSON).
     public var isNodeTopicOnly: Bool { self != .delete }
-    /// Whether it is about the whole node, so it takes no `"timer"`.
-    public var isNodeWide: Bool { self == .list || self == .time }
+    /// Whether it is about no timer, so it takes no `"timer"`.
+    public var isNodeWide: Bool {
+        switch self {
+        case .list, .time, .saveWorkout, .deleteWorkout: true
+        case .create, .delete, .history: false
+        }
+    }
 }
 
 /// A command as parsed from a `cmd` topic, before it is applied.
@@ -22,6 +29,10 @@ public struct NodeCommand: Sendable, Equatable {
         case list
         case time
         case history(timer: String?, sinceMs: Millis?, limit: Int)
+        /// Keeps `spec` on the node as workout `id` (replacing one of that id); it starts like a
+        /// preset: `{"action":"start","preset":"<id>"}`.
+        case saveWorkout(id: String, name: String?, spec: JSONValue)
+        case deleteWorkout(id: String)
     }
 
     /// The request id (`id`): makes the command idempotent within the dedup window.
@@ -44,7 +55,7 @@ public struct NodeCommand: Sendable, Equatable {
         switch request {
         case .timer(let id, _, _, _), .create(let id, _, _), .delete(let id): id
         case .history(let timer, _, _): timer
-        case .list, .time: nil
+        case .list, .time, .saveWorkout, .deleteWorkout: nil
         }
     }
 }
@@ -59,6 +70,8 @@ extension NodeCommand {
         case .list: NodeAction.list.rawValue
         case .time: NodeAction.time.rawValue
         case .history: NodeAction.history.rawValue
+        case .saveWorkout: NodeAction.saveWorkout.rawValue
+        case .deleteWorkout: NodeAction.deleteWorkout.rawValue
         }
     }
 
@@ -67,7 +80,7 @@ extension NodeCommand {
     public var topicTimer: String? {
         switch request {
         case .timer(let id, _, _, _), .delete(let id): id
-        case .create, .list, .time, .history: nil
+        case .create, .list, .time, .history, .saveWorkout, .deleteWorkout: nil
         }
     }
 
@@ -111,6 +124,12 @@ extension NodeCommand {
             if let timer { o["timer"] = .string(timer) }
             if let sinceMs { o["since"] = .int(sinceMs) }
             o["limit"] = .int(limit)
+        case .saveWorkout(let id, let name, let spec):
+            o["workout"] = .string(id)
+            if let name { o["name"] = .string(name) }
+            o["spec"] = spec
+        case .deleteWorkout(let id):
+            o["workout"] = .string(id)
         }
         return .object(o)
     }

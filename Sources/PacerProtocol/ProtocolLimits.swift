@@ -21,4 +21,6 @@ public enum ProtocolLimits {
     /// `snooze` takes 1 s to this many seconds (a day); without `seconds` it is `defaultSnoozeSeconds`.
     public static let maxSnoozeSeconds = TimerOperation.maxSnoozeSeconds
     public static let defaultSnoozeSeconds = TimerOperation.defaultSnoozeSeconds
+    /// How many saved workouts a node keeps.
+    public static let maxWorkouts = 200
 }

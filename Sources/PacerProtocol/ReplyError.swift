@@ -15,6 +15,7 @@ public enum ReplyErrorCode: String, Sendable, Codable, CaseIterable {
     case revisionConflict = "revision_conflict"
     case storageFailure = "storage_failure"
     case rateLimited = "rate_limited"
+    case unknownWorkout = "unknown_workout"
 }
 
 /// A command that cannot be carried out, with a message a person can act on.

@@ -8,6 +8,8 @@ public struct Topics: Sendable, Equatable {
     public var status: String { "\(base)/status" }
     /// Retained JSON: version, node, timers, capabilities.
     public var info: String { "\(base)/info" }
+    /// Retained JSON: the saved workouts (`{"workouts":[{"id","name","spec"}, …]}`).
+    public var workouts: String { "\(base)/workouts" }
     /// Node commands (in).
     public var command: String { "\(base)/cmd" }
     /// Replies to commands without an MQTT 5 response topic (out).

@@ -542,7 +542,8 @@ public final class PacerDatabase: Sendable {
     }
 
     /// A meta value, or nil if never set.
-    func meta(_ key: String) throws(StoreError) -> String? {
+    /// The value of a `meta` key (nil when it was never set).
+    public func meta(_ key: String) throws(StoreError) -> String? {
         try read("cannot read meta \(key)") { db in
             try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key])
         }

@@ -46,6 +46,11 @@ struct EngineOutput {
     var replies: [Reply] = []
     var requests: [RequestRecord] = []
     var infoChanged = false
+    /// The saved workouts changed: written (in `meta`) and published retained.
+    var workoutsChanged = false
+    /// The saved workouts before the first command of this output that changed them (its
+    /// rollback when the write fails).
+    var workoutsBefore: SavedWorkouts?
     /// A (re)connect: publish every retained topic again.
     var republishAll = false
     /// The plain topics' own connection came up: publish every plain topic again over it.
@@ -89,6 +94,8 @@ struct EngineOutput {
         replies += other.replies
         requests += other.requests
         infoChanged = infoChanged || other.infoChanged
+        workoutsChanged = workoutsChanged || other.workoutsChanged
+        workoutsBefore = workoutsBefore ?? other.workoutsBefore
         republishAll = republishAll || other.republishAll
         republishPlain = republishPlain || other.republishPlain
         republishDiscovery = republishDiscovery || other.republishDiscovery
@@ -143,6 +150,7 @@ struct EngineOutput {
         events.removeAll { timers.contains($0.timer) }
         deletedTimers.removeAll { timers.contains($0) }
         requests = []
+        workoutsChanged = false
         replies = replies.map { reply in
             var reply = reply
             reply.payload = JSONCoding.encode(error.reply(id: reply.id))

@@ -136,6 +136,8 @@ protocol EngineStore: Sendable {
     /// The outbox: events written and not yet marked published, in seq order.
     func unpublishedEvents() throws(StoreError) -> [EventRecord]
     func history(_ query: HistoryQuery) throws(StoreError) -> [EventRecord]
+    /// A `meta` value (the saved workouts' document).
+    func meta(_ key: String) throws(StoreError) -> String?
     nonisolated(nonsending) func prune(_ policy: RetentionPolicy, nowMs: Int64) async throws(StoreError) -> PruneResult
 }
 
@@ -165,4 +167,5 @@ struct EngineThreadStore: EngineStore {
     func loadRequests(sinceMs: Int64) throws(StoreError) -> [RequestRecord] { try database.loadRequests(sinceMs: sinceMs) }
     func unpublishedEvents() throws(StoreError) -> [EventRecord] { try database.unpublishedEvents() }
     func history(_ query: HistoryQuery) throws(StoreError) -> [EventRecord] { try database.history(query) }
+    func meta(_ key: String) throws(StoreError) -> String? { try database.meta(key) }
 }

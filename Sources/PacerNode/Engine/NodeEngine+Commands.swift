@@ -95,7 +95,7 @@ extension NodeEngine {
     static func isRecordable(_ request: NodeCommand.Request) -> Bool {
         switch request {
         case .list, .time, .history: false
-        case .timer, .create, .delete: true
+        case .timer, .create, .delete, .saveWorkout, .deleteWorkout: true
         }
     }
 
@@ -136,6 +136,10 @@ extension NodeEngine {
             return .success(CommandResult(members: ["timers": .array(list)]))
         case .time:
             return .success(CommandResult(members: Reply.timeMembers(now: now)))
+        case .saveWorkout(let id, let name, let spec):
+            return saveWorkout(id, name: name, specJSON: spec, into: &output)
+        case .deleteWorkout(let id):
+            return deleteWorkout(id, into: &output)
         case .history(let timer, let since, let limit):
             guard let store else { return .success(CommandResult(members: ["events": .array([])])) }
             do {
@@ -205,7 +209,7 @@ extension NodeEngine {
 
     private func parseSpec(_ json: JSONValue) -> Result<TimerSpec, ReplyError> {
         do {
-            let spec = try TimerSpec(json: json, presets: configuration.presets)
+            let spec = try TimerSpec(json: json, presets: presets)
             _ = try spec.compile()
             if let source = spec.hrSource, !heartRate.isSource(source) {
                 let known = configuration.heartRate.sources.map(\.name)
@@ -215,6 +219,45 @@ extension NodeEngine {
         } catch {
             return .failure(.init(.invalidSpec, error.message))
         }
+    }
+
+    /// The presets a spec may name: the configuration's, then the saved workouts.
+    var presets: [String: JSONValue] {
+        workouts.count == 0 ? configuration.presets : configuration.presets.merging(workouts.presets) { configured, _ in configured }
+    }
+
+    private func saveWorkout(_ id: String, name: String?, specJSON: JSONValue, into output: inout EngineOutput) -> Result<CommandResult, ReplyError> {
+        if Presets.builtIn[id] != nil || configuration.presets[id] != nil {
+            return .failure(.init(.invalidArgument, "'\(id)' is a preset \(Presets.builtIn[id] != nil ? "built into Pacer" : "of the node's configuration"); save the workout under another id"))
+        }
+        if workouts.presets[id] == nil && workouts.count >= ProtocolLimits.maxWorkouts {
+            return .failure(.init(.invalidArgument, "the node keeps at most \(ProtocolLimits.maxWorkouts) saved workouts; delete one first"))
+        }
+        let spec: TimerSpec
+        switch parseSpec(specJSON) {
+        case .success(let parsed): spec = parsed
+        case .failure(let error): return .failure(error)
+        }
+        // Kept as the node read it, resolved: a workout made from a preset holds that preset's
+        // values (a preset cannot name another one).
+        guard case .object(var canonical) = spec.json else { return .failure(.init(.invalidSpec, "the spec is not an object")) }
+        canonical["preset"] = nil
+        if output.workoutsBefore == nil { output.workoutsBefore = workouts }
+        workouts.save(id, name: name ?? id, spec: .object(canonical))
+        output.workoutsChanged = true
+        return .success(CommandResult(members: ["workout": .string(id), "name": .string(name ?? id), "saved": .bool(true),
+                                                "spec": .object(canonical)]))
+    }
+
+    private func deleteWorkout(_ id: String, into output: inout EngineOutput) -> Result<CommandResult, ReplyError> {
+        let before = workouts
+        guard workouts.remove(id) else {
+            let known = workouts.presets.keys.sorted()
+            return .failure(.init(.unknownWorkout, "there is no saved workout '\(id)'" + (known.isEmpty ? "" : "; saved: \(known.prefix(20).joined(separator: ", "))")))
+        }
+        if output.workoutsBefore == nil { output.workoutsBefore = before }
+        output.workoutsChanged = true
+        return .success(CommandResult(members: ["workout": .string(id), "deleted": .bool(true)]))
     }
 
     private func timerReply(_ id: String, now: Millis) -> CommandResult {

@@ -34,6 +34,7 @@ extension NodeEngine {
                 // A group of commands (one write) is undone last first, each one refused.
                 let rollbacks = output.rollbacks
                 let rolledBack = Set(rollbacks.flatMap(\.timers.keys))
+                if let before = output.workoutsBefore { workouts = before }
                 if !rollbacks.isEmpty {
                     for rollback in rollbacks.reversed() {
                         for (id, entry) in rollback.timers { timers.set(id, entry) }
@@ -81,6 +82,7 @@ extension NodeEngine {
         if !output.republishAll {
             for id in output.changedTimers where !outbox.isHolding(id) { await publishTimer(id, now: now, force: false) }
             if output.infoChanged { await publishInfoThrottled(now: now) }
+            if output.workoutsChanged { await publishWorkouts() }
         }
         for reply in output.replies {
             var properties = MQTTProperties.none
@@ -105,6 +107,9 @@ extension NodeEngine {
                         dueMs: event.dueMs, atMs: event.atMs, payload: JSONCoding.encode(event.json), published: false)
         }
         batch.deleteTimers = output.deletedTimers
+        if output.workoutsChanged {
+            batch.meta[SavedWorkouts.metaKey] = String(decoding: JSONCoding.encode(workouts.json), as: UTF8.self)
+        }
         batch.shiftRequestsMs = upkeep.requestShiftMs
         batch.requests = output.requests
         if !batch.isEmpty || output.flushMarks { batch.markPublished = takeMarks() }
@@ -119,6 +124,7 @@ extension NodeEngine {
         await beginOutboxCheck(now: now)
         await publish(to: topics.status, Array("online".utf8), retain: true)
         await publishInfo(now: now)
+        await publishWorkouts()
         for event in outbox.takeUnwritten() { await publishEvent(event) }
         // Timers with events in the outbox wait for the outbox check (see EventOutbox).
         // Every `state` first (it carries everything a dashboard shows), then the plain topics:
@@ -286,6 +292,11 @@ extension NodeEngine {
     }
 
     /// A timer event on its `event` topic (not retained).
+    /// The retained `<base>/workouts`.
+    func publishWorkouts() async {
+        await publish(to: topics.workouts, JSONCoding.encode(workouts.json), retain: true)
+    }
+
     func publishEvent(_ event: TimerEvent) async {
         await publish(to: topics.timer(event.timer).event, JSONCoding.encode(event.json), retain: false)
     }

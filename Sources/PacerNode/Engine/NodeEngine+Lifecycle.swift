@@ -38,6 +38,9 @@ extension NodeEngine {
                     restoreTimer(record, machine, declared: declared[record.id], now: now, into: &output)
                 }
                 step("advance_ms", since: mark)
+                if let document = try store.meta(SavedWorkouts.metaKey) {
+                    workouts = SavedWorkouts(json: JSONCoding.decode(Array(document.utf8)))
+                }
                 for request in try store.loadRequests(sinceMs: now - configuration.limits.dedupWindowMs) {
                     ledger.record(id: request.id, encodedReply: request.reply, now: request.atMs)
                 }

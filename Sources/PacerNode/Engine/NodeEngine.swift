@@ -53,6 +53,8 @@ actor NodeEngine {
     var plainHold = PlainRepublishHold()
     /// What the retained `info` says (NodeInfo.swift).
     var info: NodeInfo
+    /// The saved workouts (SavedWorkouts.swift).
+    var workouts = SavedWorkouts(json: nil)
     /// Store work that rides on the next write or happens after one (pruning).
     var upkeep = StoreUpkeep()
     /// Home Assistant discovery: what was published (nil when `home_assistant.enabled` is false).

@@ -26,7 +26,7 @@ struct NodeInfo {
     /// What `info.capabilities` lists.
     static let capabilities = [
         "interval", "rest", "countdown", "stopwatch", "program", "presets", "heart_rate",
-        "time_sync", "dedup", "if_revision", "start_at", "history", "mqtt5_response_topic", "time_topic",
+        "time_sync", "dedup", "if_revision", "start_at", "history", "mqtt5_response_topic", "time_topic", "workouts",
     ]
 
     /// The `info` JSON with `timers` (id and name, sorted by id).
