@@ -70,62 +70,16 @@ public struct TimerSnapshot: Sendable, Equatable {
     /// snooze, and once the run is over (expired, finished, cancelled).
     public var nextPhase: Phase?
 
-    /// The retained state payload: snake_case keys of SPEC §3. `ends_at` (ISO 8601 UTC
-    /// with ms) and `ends_at_ms` are absent when not running; nullable fields are present
-    /// as null.
-    public var json: JSONValue {
-        var object: [String: JSONValue] = [
-            "id": .string(id),
-            "name": .string(name),
-            "kind": .string(kind.rawValue),
-            "status": .string(status.rawValue),
-            "phase": .string(phase.rawValue),
-            "label": .optional(label),
-            "next_label": .optional(nextLabel),
-            "round": .int(round),
-            "rounds": .int(rounds),
-            "set": .int(set),
-            "sets": .int(sets),
-            "segment": .int(segment),
-            "segments": .int(segments),
-            "segment_duration_ms": .optional(segmentDurationMs),
-            "remaining_ms": .optional(remainingMs),
-            "elapsed_ms": .int(elapsedMs),
-            "segment_elapsed_ms": .int(segmentElapsedMs),
-            "total_remaining_ms": .optional(totalRemainingMs),
-            "progress": .number(progress),
-            "total_progress": totalProgress.map { .number($0) } ?? .null,
-            "started_at_ms": .optional(startedAtMs),
-            "revision": .int(revision),
-            "as_of_ms": .int(asOfMs),
-            "remaining": .int(remainingSeconds),
-            "display": .string(display),
-            "overtime": .bool(overtime),
-            "counts_up": .bool(countsUp),
-            "preset": .optional(preset),
-            "hr": .optional(hr),
-            "hr_age_ms": .optional(hrAgeMs),
-            "hr_zone": .optional(hrZone),
-            "ack": .bool(ack),
-        ]
-        if let endsAtMs {
-            object["ends_at"] = .string(iso8601(ms: endsAtMs))
-            object["ends_at_ms"] = .int(endsAtMs)
-        }
-        if let segmentStartedAtMs { object["segment_started_at_ms"] = .int(segmentStartedAtMs) }
-        if let nextPhase { object["next_phase"] = .string(nextPhase.rawValue) }
-        if let startAtMs {
-            object["start_at"] = .string(iso8601(ms: startAtMs))
-            object["start_at_ms"] = .int(startAtMs)
-        }
-        return .object(object)
-    }
+    /// The retained state as a value, read back from ``jsonBytes`` (the one writer): for
+    /// tests and cold paths; the node publishes the bytes.
+    public var json: JSONValue { (try? JSONValue.parse(jsonBytes)) ?? .null }
 }
 
 extension TimerSnapshot {
-    /// The retained state payload as bytes: exactly `json.jsonBytes`, written member by member
-    /// in sorted key order without building the object (a restart republishes every state;
-    /// building and sorting a 36-member dictionary was most of that cost).
+    /// The retained state payload (the one writer of a snapshot): snake_case keys of SPEC §3
+    /// in sorted order, compact. `ends_at` (ISO 8601 UTC with ms) and `ends_at_ms` are absent
+    /// when not running; nullable fields are present as null. Written member by member
+    /// without building an object (a restart republishes every state).
     public var jsonBytes: [UInt8] {
         var w = JSONObjectWriter(capacity: 768)
         w.object { w in
@@ -164,8 +118,8 @@ extension TimerSnapshot {
             w.number("set", Int64(set))
             w.number("sets", Int64(sets))
             if let startAtMs {
-            w.string("start_at", iso8601(ms: startAtMs))
-            w.number("start_at_ms", startAtMs)
+                w.string("start_at", iso8601(ms: startAtMs))
+                w.number("start_at_ms", startAtMs)
             }
             w.number("started_at_ms", startedAtMs)
             w.string("status", status.rawValue)
