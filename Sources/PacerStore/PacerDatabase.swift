@@ -371,32 +371,24 @@ public final class PacerDatabase: Sendable {
         return try write("write a batch") { db in
             var result = StoreCommit()
             for timer in batch.upsertTimers {
-                var statement = try DirectStatement(db, """
+                try db.cachedStatement(sql: """
                     INSERT INTO timers (id, machine, revision, restore_policy, updated_at_ms)
                     VALUES (?, ?, ?, ?, ?)
                     ON CONFLICT (id) DO UPDATE SET
                         machine = excluded.machine, revision = excluded.revision,
                         restore_policy = excluded.restore_policy, updated_at_ms = excluded.updated_at_ms
-                    """)
-                statement.bind(timer.id); statement.bind(timer.machine); statement.bind(timer.revision)
-                statement.bind(timer.restorePolicy); statement.bind(timer.updatedAtMs)
-                try statement.run(db)
+                    """).execute(arguments: [timer.id, Data(timer.machine), timer.revision, timer.restorePolicy, timer.updatedAtMs])
             }
             for id in batch.deleteTimers {
-                var statement = try DirectStatement(db, "DELETE FROM timers WHERE id = ?")
-                statement.bind(id)
-                try statement.run(db)
+                try db.cachedStatement(sql: "DELETE FROM timers WHERE id = ?").execute(arguments: [id])
             }
             for event in batch.appendEvents {
-                var statement = try DirectStatement(db, """
+                try db.cachedStatement(sql: """
                     INSERT INTO events (timer, type, revision, due_ms, at_ms, payload, published)
                     VALUES (?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (timer, type, revision, due_ms) DO NOTHING
-                    """)
-                statement.bind(event.timer); statement.bind(event.type); statement.bind(event.revision)
-                statement.bind(event.dueMs); statement.bind(event.atMs); statement.bind(event.payload)
-                statement.bind(event.published)
-                try statement.run(db)
+                    """).execute(arguments: [event.timer, event.type, event.revision, event.dueMs, event.atMs,
+                                             Data(event.payload), event.published])
                 var stored = event
                 if db.changesCount > 0 {
                     stored.seq = db.lastInsertedRowID
@@ -410,25 +402,19 @@ public final class PacerDatabase: Sendable {
                 try db.execute(sql: "UPDATE requests SET at_ms = at_ms + ?", arguments: [batch.shiftRequestsMs])
             }
             for request in batch.requests {
-                var statement = try DirectStatement(db, """
+                try db.cachedStatement(sql: """
                     INSERT INTO requests (id, reply, at_ms) VALUES (?, ?, ?)
                     ON CONFLICT (id) DO NOTHING
-                    """)
-                statement.bind(request.id); statement.bind(request.reply); statement.bind(request.atMs)
-                try statement.run(db)
+                    """).execute(arguments: [request.id, Data(request.reply), request.atMs])
             }
             for seq in batch.markPublished {
-                var statement = try DirectStatement(db, "UPDATE events SET published = 1 WHERE seq = ?")
-                statement.bind(seq)
-                try statement.run(db)
+                try db.cachedStatement(sql: "UPDATE events SET published = 1 WHERE seq = ?").execute(arguments: [seq])
             }
             for (key, value) in batch.meta.sorted(by: { $0.key < $1.key }) {
-                var statement = try DirectStatement(db, """
+                try db.cachedStatement(sql: """
                     INSERT INTO meta (key, value) VALUES (?, ?)
                     ON CONFLICT (key) DO UPDATE SET value = excluded.value
-                    """)
-                statement.bind(key); statement.bind(value)
-                try statement.run(db)
+                    """).execute(arguments: [key, value])
             }
             return result
         }
