@@ -1,13 +1,12 @@
-/// The persisted form of a machine (what `TimerMachine.encode(to:)` writes), read from a
-/// `JSONValue` without `Codable`.
+/// The persisted form of a machine: written by `persistedBytes` (below) and read back by
+/// `init(persisted:)` from a `JSONValue`, without `Codable`: the node's one format of a timer.
 ///
 /// For speed: a restart of 10,000 timers read them through `JSONDecoder` at about 65 µs of
-/// CPU each, most of it `Codable`'s generic machinery. PersistedMachineTests and
-/// PropertyTests check that this reader gives what `init(from:)` gives on random machines in
-/// every state. `JSONValue` holds numbers as `Double`: an integer beyond ±2^53 that is not a
-/// power of two reads as an error here, so a caller falls back to `Codable` on any error
-/// (NodeEngine's restore does); nothing but `Int64.min` (exact in a Double) is stored today.
-/// Writing stays with `JSONEncoder`, which writes every Int64 exactly.
+/// CPU each, most of it `Codable`'s generic machinery. `Codable` (TimerMachine.swift) is on no
+/// path of the node any more; PersistedMachineTests and PropertyTests keep it as an oracle:
+/// this reader and writer must give what it gives, on random machines in every state.
+/// `JSONValue` holds numbers as `Double`: an integer beyond ±2^53 that is not a power of two
+/// reads as an error here; nothing but `Int64.min` (exact in a Double) is ever written.
 extension TimerMachine {
     /// Reads a machine as `init(from:)` does, with `settings` (when given) in place of the
     /// persisted ones. The program is compiled from the spec.

@@ -82,15 +82,15 @@ extension NodeEngine {
         let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 4, records.count / 500))
         let chunk = (records.count + workers - 1) / max(1, workers)
         func decode(_ slice: ArraySlice<TimerRecord>) -> [Result<TimerMachine, any Error>] {
-            let decoder = JSONDecoder()
-            decoder.userInfo[TimerMachine.settingsOverride] = settings
-            return slice.map { record in
-                // Read without Codable (several times faster); through Codable whatever that
-                // reader cannot take (see TimerMachine+Persisted.swift), with Codable's error.
-                if let json = JSONCoding.decode(record.machine), let machine = try? TimerMachine(persisted: json, settings: settings) {
-                    return .success(machine)
+            slice.map { record in
+                // One reader of the one persisted format (TimerMachine+Persisted.swift), the
+                // inverse of `persistedBytes`, which wrote it.
+                do {
+                    let json = try JSONValue.parse(record.machine)
+                    return .success(try TimerMachine(persisted: json, settings: settings))
+                } catch {
+                    return .failure(error)
                 }
-                return Result { try decoder.decode(TimerMachine.self, from: Data(record.machine)) }
             }
         }
         guard workers > 1 else { return decode(records[...]) }
