@@ -61,6 +61,7 @@ import Testing
               password_file: \(secret)
               mqtt_version: 3.1.1
               keepalive: 20
+              io_thread: library
             log_level: debug
             limits: {max_timers: 10, max_payload_bytes: 2048, dedup_window: 5m}
             timing: {lag_window: 1s, cues: [1, 5, 3], alert_interval: 5s, auto_dismiss: 1m}
@@ -81,7 +82,7 @@ import Testing
         #expect(c.baseTopic == "pacer/gym")
         #expect(c.broker.host == "10.0.0.5" && c.broker.port == 1884 && c.brokerConfigured)
         #expect(c.broker.username == "coach" && c.broker.password == "s3cret")
-        #expect(c.broker.mqttVersion == "3.1.1" && c.broker.keepAliveSeconds == 20)
+        #expect(c.broker.mqttVersion == "3.1.1" && c.broker.keepAliveSeconds == 20 && c.broker.ioThread == .library)
         #expect(c.logLevel == .debug)
         #expect(c.limits == NodeLimits(maxTimers: 10, maxPayloadBytes: 2048, dedupWindowMs: 300_000))
         #expect(c.timerSettings.lagWindowMs == 1_000)
@@ -228,6 +229,7 @@ import Testing
     @Test(arguments: [
         ("broker: {url: mqtt://h:70000}", "broker.url"),
         ("broker: {mqtt_version: 4.0}", "broker.mqtt_version"),
+        ("broker: {io_thread: network}", "broker.io_thread"),
         ("broker: {password: a, password_file: /nonexistent}", "broker.password_file"),
         ("limits: {max_timers: 0}", "limits.max_timers"),
         ("timing: {lag_window: 2h}", "timing.lag_window"),

@@ -137,7 +137,7 @@ extension NodeConfiguration {
         guard let node else { return }
         let b = r.mapping(node, key: "broker", known: [
             "url", "username", "password", "password_file", "ca_file", "cert_file", "key_file",
-            "verify_hostname", "mqtt_version", "keepalive", "client_id",
+            "verify_hostname", "mqtt_version", "keepalive", "client_id", "io_thread",
         ])
         if let url = r.string(b["url"], key: "broker.url") {
             switch Self.parseBrokerURL(url) {
@@ -174,6 +174,11 @@ extension NodeConfiguration {
             }
         }
         if let v = r.int(b["keepalive"], key: "broker.keepalive", range: 5...3600) { broker.keepAliveSeconds = v }
+        if let v = r.string(b["io_thread"], key: "broker.io_thread") {
+            if let io = MQTTIOThread(rawValue: v) { broker.ioThread = io } else {
+                r.fail("broker.io_thread", b["io_thread"], "expected \(MQTTIOThread.allCases.map(\.rawValue).joined(separator: " or ")), got '\(v)'")
+            }
+        }
         if let v = r.string(b["client_id"], key: "broker.client_id") {
             if v.isEmpty || v.utf8.count > 128 { r.fail("broker.client_id", b["client_id"], "must be 1 to 128 bytes") } else { broker.clientID = v }
         }

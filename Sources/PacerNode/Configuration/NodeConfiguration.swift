@@ -13,6 +13,17 @@ public enum RestorePolicy: String, Sendable, Codable, CaseIterable {
     case discard
 }
 
+/// Which thread reads and writes the broker connections' sockets (`broker.io_thread`).
+public enum MQTTIOThread: String, Sendable, Equatable, CaseIterable {
+    /// The engine's own thread serves the command connection in its sleep and writes what it
+    /// publishes (Mosquitto/LoopHost.swift, DirectLane.swift): the default today.
+    case engine
+    /// libmosquitto's own network thread (`loop_start`), the canonical sequence: the
+    /// simplest path, kept beside the other until `scripts/bench` shows whether the engine
+    /// thread's path buys the 20 % it must (issue 28).
+    case library
+}
+
 /// The broker connection, as configured.
 public struct BrokerSettings: Sendable, Equatable {
     public var host = "127.0.0.1"
@@ -30,6 +41,8 @@ public struct BrokerSettings: Sendable, Equatable {
     public var keepAliveSeconds = 30
     /// Stable client id so the broker keeps our session; default `pacer-<node>`.
     public var clientID: String?
+    /// Which thread does the MQTT client's socket I/O (`broker.io_thread`).
+    public var ioThread: MQTTIOThread = .engine
 
     public var url: String { "\(tls ? "mqtts" : "mqtt")://\(host):\(port)" }
 }
