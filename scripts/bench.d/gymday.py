@@ -35,6 +35,9 @@ def wait_port(port, timeout=10):
     raise SystemExit(f"nothing listens on 127.0.0.1:{port}")
 
 
+RUNNING = []  # every node started, stopped in measure()'s finally
+
+
 class Node:
     """`pacer run` with its output counted (not stored) and its block writes read at its end."""
 
@@ -49,6 +52,7 @@ class Node:
         self.tail = b""
         self.reader = threading.Thread(target=self._count, daemon=True)
         self.reader.start()
+        RUNNING.append(self)
 
     def _count(self):
         for chunk in iter(lambda: self.proc.stdout.read1(65536), b""):
@@ -170,6 +174,10 @@ def measure(binary, seconds):
         r["page_size"] = page_size(node.data)
         node.stop()
     finally:
+        for node in RUNNING:
+            if node.proc.returncode is None and node.proc.poll() is None:
+                node.proc.kill(); node.proc.wait()
+        RUNNING.clear()
         broker.terminate(); broker.wait()
         shutil.rmtree(work, ignore_errors=True)
 
