@@ -14,7 +14,7 @@ const read = (path) => readFileSync(root + path, "utf8");
 // clock.js is a plain script, as the page loads it: run it in this realm's global scope and
 // take the global it defines.
 vm.runInThisContext(read("examples/dashboard/clock.js"), { filename: root + "examples/dashboard/clock.js" });
-const { valueAt, fmt, commandFor } = globalThis.PacerClock;
+const { valueAt, fmt, commandFor, toggleFor } = globalThis.PacerClock;
 
 const states = JSON.parse(read("Tests/Fixtures/protocol/states.json")).states;
 const commands = JSON.parse(read("Tests/Fixtures/protocol/commands.json")).commands;
@@ -49,6 +49,9 @@ const BUTTONS = {
   "skip": "skip",
   "ack": "ack",
   "reset": "reset",
+  "cancel": "cancel",
+  "finish": "finish",
+  "delete": "delete (word)",
 };
 
 test("commands.json: every button sends the canonical command of its example", () => {
@@ -64,12 +67,22 @@ test("every button of the page is checked against an example", () => {
   const html = read("examples/dashboard/index.html");
   const app = read("examples/dashboard/app.js");
   const inPage = [...html.matchAll(/data-action="([^"]+)"/g)].map((m) => m[1]);
-  // The toggle button's action is set by state: `toggle.dataset.action = ... "pause" ... "resume" ... "start"`.
-  const toggle = /toggle\.dataset\.action = ([^;]+);/.exec(app);
-  assert.ok(toggle, "app.js sets the toggle button's action");
-  inPage.push(...[...toggle[1].matchAll(/"([a-z]+)"/g)].map((m) => m[1]).filter((a) => !["running", "paused"].includes(a)));
-  assert.ok(inPage.length >= 10, inPage.join(" "));
+  // The grid's cards make their buttons in app.js (data-action="…" in its markup).
+  inPage.push(...[...app.matchAll(/data-action="([^"]+)"/g)].map((m) => m[1]));
+  // The Start/Pause/Resume button of a timer's page and of each card takes its action from
+  // toggleFor(status), for every status.
+  assert.match(app, /el\.toggle\.dataset\.action = tf\.action;/, "the page's toggle button takes toggleFor's action");
+  assert.match(app, /tg\.dataset\.action = tf\.action;/, "a card's toggle button takes toggleFor's action");
+  for (const status of ["idle", "scheduled", "running", "paused", "expired", "finished", "cancelled", null]) inPage.push(toggleFor(status).action);
+  assert.ok(inPage.length >= 13, inPage.join(" "));
   for (const action of inPage) assert.ok(action in BUTTONS, `the page's action ${JSON.stringify(action)} has no example in BUTTONS`);
+});
+
+test("the one Start/Pause/Resume button follows the timer's status", () => {
+  assert.deepEqual(toggleFor("running"), { action: "pause", label: "Pause" });
+  assert.deepEqual(toggleFor("paused"), { action: "resume", label: "Resume" });
+  assert.deepEqual(toggleFor("expired"), { action: "ack", label: "Acknowledge" });
+  for (const s of ["idle", "scheduled", "finished", "cancelled", null]) assert.deepEqual(toggleFor(s), { action: "start", label: "Start" }, String(s));
 });
 
 test("a pressed button carries the node instant of the press, in whole ms", () => {

@@ -1,7 +1,9 @@
-// The Pacer wall clock: subscribes to a node's topics over MQTT/WebSockets, counts down
-// locally from `ends_at_ms` with the measured clock offset, flips digits at the exact
-// instants, plays WebAudio cues on the events' `due_ms`, and sends the coach's commands.
-// What a timer shows and what a button sends: clock.js (PacerClock). See docs/dashboard.md.
+// The Pacer wall clock and coach's app: subscribes to a node's topics over MQTT/WebSockets,
+// counts down locally from `ends_at_ms` with the measured clock offset, flips digits at the
+// exact instants, plays WebAudio cues on the events' `due_ms`, sends the coach's commands,
+// sets up timers and saved workouts, and feeds the phone's lock screen (Media Session),
+// vibration, notifications and wake lock. Logic without the DOM lives in clock.js
+// (PacerClock), forms.js (PacerForms) and media.js (PacerMedia). See docs/dashboard.md.
 // Plain script, no build step.
 (function () {
   "use strict";
@@ -18,7 +20,8 @@
     controls: q.get("controls") !== "0",
     sound: q.get("sound") === "1",
     mqtt: q.get("mqtt") === "3.1.1" ? 4 : 5,
-    user: q.get("user"), pass: q.get("pass"),
+    user: q.get("user"), pass: q.get("pass"), // kiosks only: the sign-in form keeps them out of the URL
+    wake: q.get("wake"),
     lagMs: num(q.get("lag"), 500),
     cues: (q.get("cues") || "3,2,1").split(",").map(Number).filter((n) => n > 0),
     resyncMs: num(q.get("resync"), 300) * 1000,
@@ -34,6 +37,7 @@
     next: $("next"), round: $("round"), set: $("set"), hr: $("hr"), hrValue: $("hr-value"),
     ring: $("ring"), bar: $("bar"), controls: $("controls"), toggle: $("toggle"), ack: $("ack"),
     grid: $("grid"), banner: $("banner"), conn: $("conn"), sync: $("sync"), sound: $("sound"), home: $("home"),
+    account: $("account"), newTimer: $("new-timer"),
   };
 
   const PHASE_TEXT = {
@@ -42,19 +46,28 @@
     overtime: "Overtime", paused: "Paused", expired: "Time's up", finished: "Finished",
     cancelled: "Cancelled", offline: "Offline", syncing: "Syncing",
   };
+  const NO_ANSWER = "No answer from the timer node (is it online? commands need a coach's sign-in)";
 
   // ---- state ------------------------------------------------------------------------
   const app = {
     client: null, base: null, nodeOnline: null, brokerUp: false,
     info: null, timers: new Map(),            // id -> latest state snapshot
+    workouts: null,                           // the node's saved workouts (<base>/workouts), null: none heard
     offset: null, rtt: null, syncMethod: null, // node clock = local clock + offset
     syncVia: null,                            // the topic whose clock requests were last answered
     lastSync: 0, syncing: false, pending: new Map(), seq: 0,
     bannerTimer: null, flipTimer: null,
+    phaseOf: new Map(),                       // timer -> its phase before the latest event (notifications)
+    login: null,                              // {user, pass, from: "url" | "local" | "session"}
+    sw: { state: "none" }, notes: [], vibrations: [],
   };
-  const { valueAt, fmt, commandFor } = PacerClock; // clock.js: the counting rule, the clock text, the buttons' commands
+  const { valueAt, fmt, commandFor, toggleFor } = PacerClock; // clock.js: counting, clock text, buttons' commands
+  const F = PacerForms, M = PacerMedia;
   const sound = new PacerSound.Sound(localNow, cfg.lagMs);
-  window.pacerDashboard = { app, cfg, sound, localNow, nodeNow }; // for people debugging, and the tests
+  const media = { enabled: false, audio: null, handlers: {}, text: "", positionKey: "", timer: null };
+  const wake = { want: false, lock: null, error: null, pending: false };
+  const setup = { kind: "interval", mode: "new", timer: null, nameAuto: true, idAuto: true, fields: {}, params: {}, unchecked: false };
+  window.pacerDashboard = { app, cfg, sound, media, wake, setup, localNow, nodeNow, go }; // for people debugging, and the tests
 
   function nodeNow() { return app.offset == null ? null : localNow() + app.offset; }
 
@@ -65,9 +78,10 @@
   function start() {
     el.body.dataset.view = cfg.timer ? "single" : "grid";
     el.body.classList.toggle("no-controls", !cfg.controls);
+    app.login = loadLogin();
     app.client = new PacerMQTT.Client(cfg.broker, {
       protocolVersion: cfg.mqtt, clientId, keepalive: 10,
-      username: cfg.user || undefined, password: cfg.pass || undefined,
+      username: app.login ? app.login.user : undefined, password: app.login ? app.login.pass : undefined,
     });
     if (cfg.node || cfg.base) setBase(cfg.base || "pacer/" + cfg.node);
     app.client.on("connect", () => {
@@ -81,11 +95,20 @@
       app.offset = null; app.syncMethod = null; // re-measured on reconnect
       render();
     });
+    app.client.on("error", onClientError);
     app.client.on("message", onMessage);
     setInterval(() => { if (app.brokerUp && app.base && localNow() - app.lastSync > cfg.resyncMs) resync(); }, 5000);
-    document.addEventListener("visibilitychange", () => { if (!document.hidden && app.brokerUp && app.base) resync(); });
+    document.addEventListener("visibilitychange", () => {
+      if (!document.hidden && app.brokerUp && app.base) resync();
+      updateWake(); // a hidden page's wake lock is released by the browser: take it again
+    });
+    window.addEventListener("popstate", () => { cfg.timer = new URLSearchParams(location.search).get("timer"); applyView(); });
     setupControls();
+    setupGrid();
+    setupForm();
+    setupSignIn();
     setupSound();
+    registerServiceWorker();
     window.addEventListener("resize", render);
     el.digits.addEventListener("dblclick", () => {
       if (document.fullscreenElement) document.exitFullscreen();
@@ -97,7 +120,7 @@
   function setBase(base) {
     app.base = base;
     app.syncVia = null;
-    const subs = [base + "/status", base + "/info", base + "/timers/+/state", base + "/timers/+/event", base + "/reply", replyTopic()];
+    const subs = [base + "/status", base + "/info", base + "/workouts", base + "/timers/+/state", base + "/timers/+/event", base + "/reply", replyTopic()];
     app.client && app.client.subscribe(subs, 1);
     if (app.client && app.client.connected) resync();
     el.home.href = "?" + linkParams({ timer: null });
@@ -106,8 +129,21 @@
   function linkParams(over) {
     const p = new URLSearchParams(location.search);
     for (const [k, v] of Object.entries(over)) { if (v == null) p.delete(k); else p.set(k, v); }
-    if (!p.get("node") && app.info) p.set("node", app.info.node);
+    if (!p.get("node") && !p.get("base") && app.info) p.set("node", app.info.node);
     return p.toString();
+  }
+
+  /** Shows one timer (or the grid, for null) without reloading: sound, media and the connection carry on. */
+  function go(timer) {
+    cfg.timer = timer || null;
+    history.pushState({ timer: cfg.timer }, "", "?" + linkParams({ timer: cfg.timer }));
+    applyView();
+  }
+  function applyView() {
+    el.body.dataset.view = cfg.timer ? "single" : "grid";
+    fitKey = ""; gridKey = "";
+    resched();
+    render();
   }
 
   function onMessage(msg) {
@@ -121,12 +157,16 @@
     const rel = msg.topic.startsWith(app.base + "/") ? msg.topic.slice(app.base.length + 1) : null;
     if (rel == null) return;
     if (rel === "status") { app.nodeOnline = msg.payload === "online"; if (app.nodeOnline && app.brokerUp) resync(); render(); return; }
-    if (rel === "info") { if (msg.payload) { try { app.info = JSON.parse(msg.payload); } catch (e) { /* ignore */ } } render(); return; }
+    if (rel === "info") { if (msg.payload) { try { app.info = JSON.parse(msg.payload); } catch (e) { /* ignore */ } } renderChoices(); render(); return; }
+    if (rel === "workouts") {
+      try { app.workouts = msg.payload ? JSON.parse(msg.payload).workouts || [] : []; } catch (e) { /* ignore */ }
+      renderChoices(); return;
+    }
     if (rel === "reply" || rel.startsWith("reply/")) { onReply(msg, arrival); return; }
     const t = /^timers\/([^/]+)\/(state|event)$/.exec(rel);
     if (!t) return;
     if (t[2] === "state") {
-      if (!msg.payload) { app.timers.delete(t[1]); sound.cancel((e) => e.timer === t[1]); render(); return; }
+      if (!msg.payload) { app.timers.delete(t[1]); app.phaseOf.delete(t[1]); sound.cancel((e) => e.timer === t[1]); render(); return; }
       let st; try { st = JSON.parse(msg.payload); } catch (e) { return; }
       // A live (not retained) state bounds the offset from below, for when `time` gets no
       // answer (a broker ACL that forbids this page to publish): offset >= as_of - arrival.
@@ -137,6 +177,7 @@
       const old = app.timers.get(t[1]);
       if (old && st.revision != null && old.revision != null && st.revision < old.revision && msg.retain) return;
       app.timers.set(t[1], st);
+      if (!app.phaseOf.has(t[1])) app.phaseOf.set(t[1], st.phase);
       predictCues(t[1], st);
       render();
     } else if (msg.payload) {
@@ -239,6 +280,8 @@
     let next = null;
     if (cfg.timer) next = renderSingle();
     else next = renderGrid();
+    updateMedia();
+    updateWake();
     // Arm the next flip for its exact instant (local clock); a timer that fires early by a
     // fraction of a millisecond re-arms for the rest.
     if (next != null && app.offset != null) {
@@ -267,7 +310,8 @@
     setText(el.digits, text);
     fitDigits(text);
     if (!view.text) {
-      setText(el.label, view.why || ""); setText(el.next, "");
+      const missing = !st && app.info && app.brokerUp && app.nodeOnline !== false && !(app.info.timers || []).some((t) => t.id === cfg.timer);
+      setText(el.label, view.why || (missing ? "No such timer yet: Set up makes it" : "")); setText(el.next, "");
       setText(el.round, ""); setText(el.set, ""); el.hr.hidden = true; setRing(0);
       updateControls(st, false);
       return null;
@@ -313,13 +357,23 @@
     if (fresh) { setText(el.hrValue, String(st.hr)); el.hr.dataset.zone = st.hr_zone || 0; }
   }
 
+  const CAN = {
+    cancel: ["scheduled", "running", "paused", "expired"],
+    finish: ["running", "paused", "expired"],
+  };
+
   function updateControls(st, live) {
     const ok = live && app.brokerUp && app.nodeOnline !== false;
-    for (const b of el.controls.querySelectorAll("button")) b.disabled = !ok;
+    const s = st ? st.status : null;
+    for (const b of el.controls.querySelectorAll("button")) {
+      const a = b.dataset.action;
+      if (b.dataset.ui === "setup") b.disabled = !(app.brokerUp && app.base && app.nodeOnline !== false);
+      else b.disabled = !ok || (CAN[a] != null && !CAN[a].includes(s));
+    }
     if (!st) return;
-    const s = st.status;
-    el.toggle.textContent = s === "running" ? "Pause" : s === "paused" ? "Resume" : "Start";
-    el.toggle.dataset.action = s === "running" ? "pause" : s === "paused" ? "resume" : "start";
+    const tf = toggleFor(s === "expired" ? null : s);
+    el.toggle.textContent = tf.label;
+    el.toggle.dataset.action = tf.action;
     el.ack.hidden = s !== "expired";
     el.toggle.hidden = s === "expired"; // the alarm's one big button is Acknowledge
     el.ack.classList.toggle("primary", s === "expired");
@@ -331,24 +385,30 @@
     for (const id of app.timers.keys()) if (!ids.includes(id)) ids.push(id);
     el.body.dataset.phase = app.brokerUp && app.nodeOnline !== false ? "grid" : "offline";
     document.title = (app.info ? app.info.node : cfg.node || "") + " · Pacer";
+    el.newTimer.disabled = !(app.brokerUp && app.base && app.nodeOnline !== false);
     let next = null;
     const seen = new Set();
     for (const id of ids) {
       seen.add(id);
       let card = el.grid.querySelector('[data-timer="' + CSS.escape(id) + '"]');
       if (!card) {
-        card = document.createElement("a");
+        card = document.createElement("article");
         card.className = "card";
         card.dataset.timer = id;
-        card.innerHTML = '<div class="card-head"><span class="card-name"></span><span class="card-phase"></span></div><div class="card-digits"></div><div class="card-foot"><span class="card-label"></span><span class="card-round"></span></div><div class="card-bar"><div></div></div>';
+        card.innerHTML = '<a class="card-open"><div class="card-head"><span class="card-name"></span><span class="card-phase"></span></div>'
+          + '<div class="card-digits"></div><div class="card-foot"><span class="card-label"></span><span class="card-round"></span></div></a>'
+          + '<div class="card-ctl"><button type="button" class="card-toggle" data-action="start">Start</button>'
+          + '<button type="button" class="card-ack" data-action="ack" hidden>Acknowledge</button></div>'
+          + '<div class="card-bar"><div></div></div>';
         el.grid.appendChild(card);
       }
-      card.href = "?" + linkParams({ timer: id });
+      card.querySelector(".card-open").href = "?" + linkParams({ timer: id });
       const st = app.timers.get(id);
       const view = viewOf(st);
       const infoName = app.info && (app.info.timers || []).find((t) => t.id === id);
+      const name = (st && st.name) || (infoName && infoName.name) || id;
       card.dataset.phase = view.phase;
-      setText(card.querySelector(".card-name"), (st && st.name) || (infoName && infoName.name) || id);
+      setText(card.querySelector(".card-name"), name);
       setText(card.querySelector(".card-phase"), PHASE_TEXT[view.phase] || view.phase);
       const cd = card.querySelector(".card-digits"), ct = view.text || "--:--";
       setText(cd, ct);
@@ -356,6 +416,15 @@
       setText(card.querySelector(".card-label"), st && view.text ? st.label || "" : "");
       setText(card.querySelector(".card-round"), st && view.text && st.rounds > 1 ? st.round + "/" + st.rounds : "");
       card.querySelector(".card-bar div").style.width = (view.v && view.v.progress != null ? view.v.progress * 100 : 0).toFixed(2) + "%";
+      // The card's own controls: Start / Pause / Resume, and Acknowledge while it rings.
+      const s = st ? st.status : null, live = !!view.text && app.brokerUp && app.nodeOnline !== false;
+      const tg = card.querySelector(".card-toggle"), ack = card.querySelector(".card-ack");
+      const tf = toggleFor(s === "expired" ? null : s);
+      setText(tg, tf.label); tg.dataset.action = tf.action;
+      tg.setAttribute("aria-label", tf.label + " " + name);
+      ack.setAttribute("aria-label", "Acknowledge " + name);
+      tg.hidden = s === "expired"; ack.hidden = s !== "expired";
+      tg.disabled = ack.disabled = !live;
       if (view.v && view.v.next != null && (next == null || view.v.next < next)) next = view.v.next;
     }
     for (const card of [...el.grid.children]) if (!seen.has(card.dataset.timer)) card.remove();
@@ -377,7 +446,8 @@
     gridKey = key;
     const gap = parseFloat(getComputedStyle(el.grid).rowGap) || 0;
     const W = r.width - 2 * gap, H = r.height - 2 * gap;
-    const cardH = (w) => 0.42 * w + 110; // head, digits (40cqw), foot, bar
+    const extra = 110 + (cfg.controls ? 64 : 0); // head, foot, bar (and the card's buttons) besides the digits (40cqw)
+    const cardH = (w) => 0.42 * w + extra;
     let best = { cols: 1, w: W };
     if (W >= 600) {
       best = { cols: 1, w: 0 };
@@ -385,7 +455,7 @@
         const rows = Math.ceil(n / cols);
         let w = (W - (cols - 1) * gap) / cols;
         const tooTall = rows * cardH(w) + (rows - 1) * gap - H;
-        if (tooTall > 0) w = ((H - (rows - 1) * gap) / rows - 110) / 0.42;
+        if (tooTall > 0) w = ((H - (rows - 1) * gap) / rows - extra) / 0.42;
         if (w > best.w) best = { cols, w };
       }
       best.w = Math.max(260, Math.floor(best.w));
@@ -411,17 +481,57 @@
 
   // ---- controls -----------------------------------------------------------------------
 
+  /** Sends a button's command to a timer; a refusal or silence shows in the banner. Resolves with the reply. */
+  async function timerCommand(timer, action, button) {
+    if (!app.base || !timer) return null;
+    const body = commandFor(action, nodeNow());
+    if (button) button.classList.add("busy");
+    const res = await request(app.base + "/timers/" + timer + "/cmd", body, 5000);
+    if (button) button.classList.remove("busy");
+    if (!res) showBanner(NO_ANSWER, "error");
+    else if (res.reply.ok === false) showBanner((res.reply.error && res.reply.error.message) || "refused", "error");
+    else hideBanner();
+    return res;
+  }
+
   function setupControls() {
     el.controls.addEventListener("click", async (e) => {
-      const b = e.target.closest("button[data-action]");
+      const b = e.target.closest("button");
       if (!b || !cfg.timer || !app.base) return;
-      const body = commandFor(b.dataset.action, nodeNow());
-      b.classList.add("busy");
-      const res = await request(app.base + "/timers/" + cfg.timer + "/cmd", body, 5000);
-      b.classList.remove("busy");
-      if (!res) showBanner("No answer from the timer node (is it online?)", "error");
-      else if (res.reply.ok === false) showBanner((res.reply.error && res.reply.error.message) || "refused", "error");
-      else hideBanner();
+      if (b.dataset.ui === "setup") { openSetup("edit"); return; }
+      if (!b.dataset.action) return;
+      if (b.dataset.action === "delete") { deleteTimer(cfg.timer, b); return; }
+      timerCommand(cfg.timer, b.dataset.action, b);
+    });
+  }
+
+  /** Delete, once confirmed: the node clears the timer's retained topics; the page goes back to the grid. */
+  async function deleteTimer(timer, button) {
+    const st = app.timers.get(timer);
+    const name = (st && st.name) || timer;
+    const yes = await confirmDialog("Delete the timer “" + name + "”? Its run and its history on the node go with it.", "Delete");
+    if (!yes) return;
+    const res = await timerCommand(timer, "delete", button);
+    if (res && res.reply.ok !== false) {
+      app.timers.delete(timer);
+      localStorage.removeItem(formKey(timer));
+      if (cfg.timer === timer) go(null); else render();
+      showBanner("Deleted “" + name + "”", "info");
+    }
+  }
+
+  function setupGrid() {
+    el.grid.addEventListener("click", (e) => {
+      const card = e.target.closest(".card");
+      if (!card) return;
+      const b = e.target.closest("button[data-action]");
+      if (b) { timerCommand(card.dataset.timer, b.dataset.action, b); return; }
+      const a = e.target.closest("a.card-open");
+      if (a && e.button === 0 && !e.metaKey && !e.ctrlKey && !e.shiftKey && !e.altKey) { e.preventDefault(); go(card.dataset.timer); }
+    });
+    el.newTimer.addEventListener("click", () => openSetup("new"));
+    el.home.addEventListener("click", (e) => {
+      if (e.button === 0 && !e.metaKey && !e.ctrlKey && !e.shiftKey) { e.preventDefault(); go(null); }
     });
   }
 
@@ -430,11 +540,572 @@
     el.banner.dataset.kind = kind;
     el.banner.hidden = false;
     clearTimeout(app.bannerTimer);
-    app.bannerTimer = setTimeout(hideBanner, 8000);
+    app.bannerTimer = setTimeout(hideBanner, kind === "info" ? 4000 : 8000);
   }
   function hideBanner() { el.banner.hidden = true; }
 
-  // ---- sound ----------------------------------------------------------------------------
+  /** A question with two answers in a modal dialog; resolves true for `yes`. */
+  function confirmDialog(text, yes) {
+    const d = $("confirm");
+    setText($("confirm-text"), text);
+    setText($("confirm-yes"), yes || "Delete");
+    d.returnValue = "";
+    return new Promise((resolve) => {
+      d.addEventListener("close", () => resolve(d.returnValue === "yes"), { once: true });
+      d.showModal();
+      $("confirm-no").focus();
+    });
+  }
+
+  for (const b of document.querySelectorAll("dialog [data-close]")) b.addEventListener("click", () => b.closest("dialog").close());
+
+  // ---- set up: the form of every kind, presets and saved workouts ---------------------
+
+  const make = (tag, cls, text) => { const n = document.createElement(tag); if (cls) n.className = cls; if (text != null) n.textContent = text; return n; };
+  const formKey = (timer) => "pacer-form:" + app.base + ":" + timer;
+  const canSave = () => !!(app.info && (app.info.capabilities || []).includes("workouts"));
+
+  /** One labelled field of a kind (or of a preset's parameters), its hint and its error line. */
+  function fieldEl(prefix, f, onInput) {
+    const id = "f-" + prefix + "-" + f.key;
+    const box = make("div", "field");
+    box.dataset.field = f.key;
+    let input;
+    if (f.type === "bool") {
+      box.className = "field check-field";
+      const lab = make("label", "check");
+      input = make("input"); input.type = "checkbox"; input.id = id;
+      lab.append(input, document.createTextNode(" " + f.label));
+      box.append(lab);
+    } else {
+      const lab = make("label", null, f.label); lab.htmlFor = id;
+      input = make(f.type === "list" ? "textarea" : "input");
+      input.id = id; input.name = f.key; input.autocomplete = "off";
+      if (f.type === "list") input.rows = 2; else input.type = "text";
+      input.inputMode = f.type === "count" || f.type === "hms" ? "numeric" : "text";
+      if (f.type === "hms") input.placeholder = "HH:MM:SS";
+      box.append(lab);
+      if (f.step) {
+        const row = make("div", "stepper");
+        const less = make("button", "step", "−" + f.step / 1000 + " s"), more = make("button", "step", "+" + f.step / 1000 + " s");
+        less.type = more.type = "button";
+        less.setAttribute("aria-label", f.step / 1000 + " seconds less"); more.setAttribute("aria-label", f.step / 1000 + " seconds more");
+        less.addEventListener("click", () => { input.value = F.stepDuration(input.value, -f.step); onInput(); });
+        more.addEventListener("click", () => { input.value = F.stepDuration(input.value, f.step); onInput(); });
+        row.append(less, input, more);
+        box.append(row);
+      } else box.append(input);
+      if (f.hint) { const h = make("small", "hint", f.hint); h.id = "hint-" + prefix + "-" + f.key; box.append(h); }
+      if (f.type === "hms") input.addEventListener("change", () => { const ms = F.parseHMS(input.value); if (ms != null && ms >= 0) input.value = F.hms(ms); });
+    }
+    const err = make("small", "err"); err.id = "err-" + prefix + "-" + f.key; err.setAttribute("aria-live", "polite");
+    box.append(err);
+    input.setAttribute("aria-describedby", (f.hint ? "hint-" + prefix + "-" + f.key + " " : "") + err.id);
+    input.addEventListener("input", onInput);
+    if (f.type === "bool") input.addEventListener("change", onInput);
+    return { f, input, err, box };
+  }
+
+  function setErr(entry, message, fromNode) {
+    if (!entry) return;
+    entry.err.textContent = message || "";
+    entry.err.classList.toggle("from-node", !!(message && fromNode));
+    if (entry.input) entry.input.setAttribute("aria-invalid", message ? "true" : "false");
+  }
+
+  function setupForm() {
+    const kinds = $("kinds"), box = $("kind-fields");
+    for (const [kind, def] of Object.entries(F.KINDS)) {
+      const lab = make("label", "kind");
+      const r = make("input"); r.type = "radio"; r.name = "kind"; r.value = kind; r.id = "kind-" + kind;
+      lab.append(r, make("span", null, def.label));
+      kinds.append(lab);
+      r.addEventListener("change", () => setKind(kind));
+      const sec = make("section", "kind-fields");
+      sec.dataset.kind = kind; sec.hidden = true;
+      sec.append(make("p", "note", def.about));
+      setup.fields[kind] = {};
+      for (const f of def.fields) {
+        const entry = fieldEl(kind, f, () => checkEntry(entry));
+        setup.fields[kind][f.key] = entry;
+        sec.append(entry.box);
+      }
+      if (kind === "program") {
+        const ol = make("ol", "blocks"); ol.id = "blocks";
+        const add = make("button", "add", "Add block"); add.type = "button"; add.id = "add-block";
+        add.addEventListener("click", () => { addBlock({ kind: "work", duration: "1m", label: "" }); ol.lastElementChild.querySelector("select").focus(); });
+        const err = make("small", "err"); err.id = "err-program-segments";
+        setup.fields.program.segments = { err, input: null };
+        sec.append(ol, add, err);
+      }
+      if (kind === "preset") {
+        const saved = make("fieldset", "choices"); saved.id = "saved";
+        saved.append(make("legend", null, "Saved workouts"), Object.assign(make("ul", "choice-list"), { id: "workout-list" }), Object.assign(make("p", "note"), { id: "workout-note" }));
+        const presets = make("fieldset", "choices");
+        presets.append(make("legend", null, "Presets"), Object.assign(make("ul", "choice-list"), { id: "preset-list" }),
+          make("p", "note", "From the node's configuration and built in: read-only here."));
+        const params = make("div", "params"); params.id = "preset-params";
+        const err = make("small", "err"); err.id = "err-preset";
+        setup.fields.preset.preset = { err, input: null };
+        sec.append(saved, presets, params, err);
+        for (const [p, def] of Object.entries(F.PRESETS)) {
+          setup.params[p] = {};
+          const group = make("div", "param-group"); group.dataset.preset = p; group.hidden = true;
+          for (const f of def.params) {
+            const entry = fieldEl("preset-" + p, f, () => checkEntry(entry));
+            setup.params[p][f.key] = entry;
+            group.append(entry.box);
+          }
+          params.append(group);
+        }
+      }
+      box.append(sec);
+    }
+    const name = $("f-name"), id = $("f-id");
+    setup.name = { input: name, err: $("err-name") };
+    setup.id = { input: id, err: $("err-id") };
+    setup.startAt = { input: $("f-start_at"), err: $("err-start_at") };
+    name.addEventListener("input", () => {
+      setup.nameAuto = false;
+      if (setup.idAuto && setup.mode === "new") id.value = F.uniqueId(F.slug(name.value), takenIds());
+      checkNameAndId();
+    });
+    id.addEventListener("input", () => { setup.idAuto = false; checkNameAndId(); });
+    for (const r of document.querySelectorAll('#setup input[name="when"]')) r.addEventListener("change", () => {
+      const at = whenAt();
+      if (at && !setup.startAt.input.value) setup.startAt.input.value = clockOfDay(Date.now() + 5 * 60000);
+      checkStartAt();
+    });
+    setup.startAt.input.addEventListener("input", () => { $("setup").querySelector('input[name="when"][value="at"]').checked = true; checkStartAt(); });
+    $("setup-form").addEventListener("submit", (e) => { e.preventDefault(); submitStart(); });
+    $("setup-save").addEventListener("click", saveAsWorkout);
+    $("workout-list").addEventListener("click", onWorkoutListClick);
+    for (const list of [$("workout-list"), $("preset-list")]) list.addEventListener("change", (e) => { if (e.target.name === "preset") choosePreset(e.target.value); });
+    renderChoices();
+  }
+
+  const whenAt = () => !!$("setup").querySelector('input[name="when"][value="at"]:checked');
+  const clockOfDay = (ms) => { const d = new Date(ms); return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, "0")).join(":"); };
+  const takenIds = () => [...new Set([...(app.info && app.info.timers ? app.info.timers.map((t) => t.id) : []), ...app.timers.keys()])];
+
+  function checkEntry(entry) {
+    const c = F.checkField(entry.f, entry.f.type === "bool" ? entry.input.checked : entry.input.value);
+    setErr(entry, c.error);
+    return !c.error;
+  }
+  function checkNameAndId() {
+    // One Name for the timer and the saved workout: "HIIT 45/15" is kept by a workout; the
+    // timer is named "HIIT 45-15" (/ + # are MQTT topic characters, which a timer's name may not hold).
+    const name = setup.name.input.value.trim();
+    setErr(setup.name, !name && setup.mode === "edit" ? null : F.checkWorkoutName(name));
+    if (setup.mode === "new") setErr(setup.id, F.checkId(setup.id.input.value, takenIds()));
+    else setErr(setup.id, null);
+  }
+  function checkStartAt() {
+    if (!whenAt()) { setErr(setup.startAt, null); return; }
+    const at = F.startAtFromTime(setup.startAt.input.value, Date.now());
+    setErr(setup.startAt, F.checkStartAt(at, Date.now()));
+  }
+
+  function setKind(kind) {
+    setup.kind = kind;
+    const r = $("kind-" + kind); if (r) r.checked = true;
+    for (const sec of document.querySelectorAll("#kind-fields > section")) sec.hidden = sec.dataset.kind !== kind;
+    if (setup.nameAuto && setup.mode === "new") {
+      const p = kind === "preset" ? selectedPreset() : null;
+      setAutoName(p ? presetLabel(p) : F.KINDS[kind].label);
+    }
+    $("setup-save").hidden = kind === "preset" || !canSave();
+    setText($("err-form"), "");
+  }
+
+  function setAutoName(name) {
+    setup.name.input.value = name;
+    if (setup.idAuto && setup.mode === "new") setup.id.input.value = F.uniqueId(F.slug(name), takenIds());
+    checkNameAndId();
+  }
+
+  const selectedPreset = () => { const r = $("setup").querySelector('input[name="preset"]:checked'); return r ? r.value : null; };
+  function presetLabel(p) {
+    const w = (app.workouts || []).find((x) => x.id === p);
+    if (w) return F.timerName(w.name);
+    return F.PRESETS[p] ? F.PRESETS[p].label : p;
+  }
+  function choosePreset(p) {
+    for (const g of document.querySelectorAll("#preset-params .param-group")) g.hidden = g.dataset.preset !== p || (app.workouts || []).some((w) => w.id === p);
+    setErr(setup.fields.preset.preset, null);
+    if (setup.nameAuto && setup.mode === "new") setAutoName(presetLabel(p));
+  }
+
+  /** The presets (node's `info`) and the saved workouts (`<base>/workouts`) as choices. */
+  function renderChoices() {
+    const plist = $("preset-list"), wlist = $("workout-list");
+    if (!plist) return;
+    const chosen = selectedPreset();
+    const workouts = app.workouts || [];
+    const presets = (app.info && app.info.presets ? app.info.presets : Object.keys(F.PRESETS)).filter((p) => !workouts.some((w) => w.id === p));
+    const item = (value, title, about, saved) => {
+      const li = make("li", "choice");
+      const lab = make("label", "check");
+      const r = make("input"); r.type = "radio"; r.name = "preset"; r.value = value; r.checked = value === chosen;
+      lab.append(r, make("span", "choice-name", title));
+      li.append(lab);
+      if (about) li.append(make("small", "choice-about", about));
+      if (saved) {
+        const edit = make("button", "small", "Edit"); edit.type = "button"; edit.dataset.edit = value; edit.setAttribute("aria-label", "Edit " + title);
+        const rm = make("button", "small danger", "Remove"); rm.type = "button"; rm.dataset.remove = value; rm.setAttribute("aria-label", "Remove " + title);
+        li.append(edit, rm);
+      }
+      li.dataset.choice = value;
+      return li;
+    };
+    plist.replaceChildren(...presets.map((p) => item(p, F.PRESETS[p] ? F.PRESETS[p].label : p, F.PRESETS[p] ? F.PRESETS[p].about : "a preset of the node's configuration", false)));
+    wlist.replaceChildren(...workouts.map((w) => item(w.id, w.name, F.summary(w.spec), true)));
+    setText($("workout-note"), !canSave() ? "This node keeps no saved workouts (an older version)."
+      : workouts.length ? "" : "None yet: set up a timer and tap Save as workout.");
+    $("setup-save").hidden = setup.kind === "preset" || !canSave();
+  }
+
+  async function onWorkoutListClick(e) {
+    const b = e.target.closest("button");
+    if (!b) return;
+    const w = (app.workouts || []).find((x) => x.id === (b.dataset.edit || b.dataset.remove));
+    if (!w) return;
+    if (b.dataset.edit) {
+      const form = F.specToForm(w.spec);
+      if (!form) { setText($("err-form"), "This workout's spec is not one the form knows"); return; }
+      applyForm({ kind: form.kind, raw: form.raw, name: setup.mode === "new" ? F.timerName(w.name) : null });
+      setup.nameAuto = false;
+      return;
+    }
+    if (!(await confirmDialog("Remove the saved workout “" + w.name + "” from the node, for every phone?", "Remove"))) return;
+    const res = await request(app.base + "/cmd", F.deleteWorkout(w.id), 5000);
+    if (!res) setText($("err-form"), NO_ANSWER);
+    else if (res.reply.ok === false) setText($("err-form"), res.reply.error.message);
+    else showBanner("Removed the workout “" + w.name + "”", "info");
+  }
+
+  // ---- program blocks ---
+
+  function addBlock(b) {
+    const ol = $("blocks");
+    const li = make("li", "block");
+    const n = () => [...ol.children].indexOf(li);
+    const kindBox = make("div", "field"), durBox = make("div", "field"), labBox = make("div", "field");
+    const sel = make("select");
+    for (const [k, label] of F.BLOCK_KINDS) { const o = make("option", null, label); o.value = k; sel.append(o); }
+    sel.value = b.kind || "work";
+    const dur = make("input"); dur.type = "text"; dur.value = b.duration || ""; dur.placeholder = "open"; dur.autocomplete = "off";
+    const lab = make("input"); lab.type = "text"; lab.value = b.label || ""; lab.autocomplete = "off";
+    const kl = make("label", null, "Block"), dl = make("label", null, "Duration"), ll = make("label", null, "Label");
+    kindBox.append(kl, sel); durBox.append(dl, dur); labBox.append(ll, lab);
+    const errs = { kind: make("small", "err"), duration: make("small", "err"), label: make("small", "err") };
+    kindBox.append(errs.kind); durBox.append(errs.duration); labBox.append(errs.label);
+    const tools = make("div", "block-tools");
+    const up = make("button", "small", "Up"), down = make("button", "small", "Down"), rm = make("button", "small danger", "Remove");
+    for (const x of [up, down, rm]) x.type = "button";
+    up.addEventListener("click", () => { if (li.previousElementSibling) ol.insertBefore(li, li.previousElementSibling); renumber(); up.focus(); });
+    down.addEventListener("click", () => { if (li.nextElementSibling) ol.insertBefore(li.nextElementSibling, li); renumber(); down.focus(); });
+    rm.addEventListener("click", () => { li.remove(); renumber(); });
+    tools.append(up, down, rm);
+    li.append(kindBox, durBox, labBox, tools);
+    li._block = { sel, dur, lab, errs, up, down, rm, kl, dl, ll };
+    const check = () => {
+      const i = n();
+      const d = F.checkField({ key: "duration", type: "duration", min: F.BLOCK_KINDS.find((k) => k[0] === sel.value)[2] }, dur.value, "segments[" + i + "].duration");
+      setErr({ err: errs.duration, input: dur }, d.error);
+      const l = F.checkField({ key: "label", type: "text" }, lab.value, "segments[" + i + "].label");
+      setErr({ err: errs.label, input: lab }, l.error);
+    };
+    dur.addEventListener("input", check); lab.addEventListener("input", check); sel.addEventListener("change", check);
+    ol.append(li);
+    renumber();
+  }
+
+  /** Ids, labels and the buttons' names after an add, a removal or a move. */
+  function renumber() {
+    const rows = [...$("blocks").children];
+    rows.forEach((li, i) => {
+      const b = li._block, n = i + 1;
+      b.sel.id = "f-block-" + n + "-kind"; b.kl.htmlFor = b.sel.id; b.kl.textContent = "Block " + n;
+      b.dur.id = "f-block-" + n + "-duration"; b.dl.htmlFor = b.dur.id;
+      b.lab.id = "f-block-" + n + "-label"; b.ll.htmlFor = b.lab.id;
+      for (const k of ["kind", "duration", "label"]) { b.errs[k].id = "err-block-" + n + "-" + k; (k === "kind" ? b.sel : k === "duration" ? b.dur : b.lab).setAttribute("aria-describedby", b.errs[k].id); }
+      b.up.setAttribute("aria-label", "Move block " + n + " up"); b.up.disabled = i === 0;
+      b.down.setAttribute("aria-label", "Move block " + n + " down"); b.down.disabled = i === rows.length - 1;
+      b.rm.setAttribute("aria-label", "Remove block " + n);
+    });
+  }
+
+  const blocksRaw = () => [...$("blocks").children].map((li) => ({ kind: li._block.sel.value, duration: li._block.dur.value, label: li._block.lab.value }));
+
+  // ---- the form's values ---
+
+  /** Puts a kind and its texts in the form (defaults first). */
+  function applyForm(o) {
+    for (const [kind, fields] of Object.entries(setup.fields)) {
+      for (const entry of Object.values(fields)) {
+        if (!entry.f) { setErr(entry, null); continue; }
+        const v = kind === o.kind && o.raw && o.raw[entry.f.key] != null ? o.raw[entry.f.key] : entry.f.value;
+        if (entry.f.type === "bool") entry.input.checked = !!v; else entry.input.value = v == null ? "" : String(v);
+        setErr(entry, null);
+      }
+    }
+    for (const group of Object.values(setup.params)) for (const entry of Object.values(group)) {
+      entry.input.value = entry.f.value == null ? "" : entry.f.value; setErr(entry, null);
+    }
+    $("blocks").replaceChildren();
+    const blocks = o.kind === "program" && o.raw && o.raw.blocks ? o.raw.blocks : [{ kind: "work", duration: "5m", label: "" }, { kind: "rest", duration: "1m", label: "" }];
+    for (const b of blocks) addBlock(b);
+    for (const r of document.querySelectorAll('#setup input[name="preset"]')) r.checked = r.value === o.preset;
+    if (o.preset) {
+      choosePreset(o.preset);
+      for (const [k, v] of Object.entries(o.params || {})) { const e = setup.params[o.preset] && setup.params[o.preset][k]; if (e) e.input.value = v; }
+    }
+    if (o.name != null) setup.name.input.value = o.name;
+    setKind(o.kind || "interval");
+    setText($("err-form"), "");
+  }
+
+  /** Opens the form: `new` from the grid, `edit` (Set up) on a timer's page. */
+  function openSetup(mode) {
+    setup.mode = mode;
+    setup.timer = mode === "edit" ? cfg.timer : null;
+    setup.nameAuto = mode === "new"; setup.idAuto = mode === "new";
+    const st = setup.timer ? app.timers.get(setup.timer) : null;
+    setText($("setup-title"), mode === "new" ? "New timer" : "Set up " + ((st && st.name) || setup.timer));
+    setup.id.input.readOnly = mode === "edit";
+    $("hint-id").hidden = mode === "edit";
+    let saved = null;
+    if (mode === "edit") { try { saved = JSON.parse(localStorage.getItem(formKey(setup.timer)) || "null"); } catch (e) { saved = null; } }
+    const fromState = !saved && st ? F.stateToForm(st) : null;
+    const kind = (saved && saved.kind) || (fromState && fromState.kind) || (mode === "new" && localStorage.getItem("pacer-kind")) || "interval";
+    applyForm(Object.assign({ kind, raw: null }, fromState || {}, saved || {}, { name: mode === "edit" ? (st && st.name) || (saved && saved.name) || "" : null }));
+    if (mode === "new") { setup.name.input.value = ""; setup.nameAuto = true; setKind(kind); }
+    else setup.id.input.value = setup.timer;
+    $("setup").querySelector('input[name="when"][value="now"]').checked = true;
+    setup.startAt.input.value = "";
+    setErr(setup.startAt, null); setErr(setup.name, null); setErr(setup.id, null);
+    const running = st && (st.status === "running" || st.status === "paused");
+    setText($("setup-note"), running ? "It is " + st.status + ": Start replaces the run." : "");
+    setText($("err-form"), "");
+    $("setup").showModal();
+    $("setup").scrollTop = 0;
+  }
+
+  /** What the form says: the `buildStart` input. */
+  function collect() {
+    const kind = setup.kind;
+    const raw = {};
+    if (kind === "program") raw.blocks = blocksRaw();
+    else for (const [k, entry] of Object.entries(setup.fields[kind] || {})) if (entry.f) raw[k] = entry.f.type === "bool" ? entry.input.checked : entry.input.value;
+    const preset = kind === "preset" ? selectedPreset() : null;
+    const params = {};
+    if (preset && setup.params[preset] && !(app.workouts || []).some((w) => w.id === preset)) for (const [k, e] of Object.entries(setup.params[preset])) params[k] = e.input.value;
+    const st = setup.timer ? app.timers.get(setup.timer) : null;
+    return {
+      kind, raw, preset, params,
+      name: setup.name.input.value.trim(),
+      id: setup.mode === "edit" ? setup.timer : setup.id.input.value.trim(),
+      startAt: whenAt() ? F.startAtFromTime(setup.startAt.input.value, Date.now()) : null,
+      restart: !!(st && (st.status === "running" || st.status === "paused")),
+    };
+  }
+
+  /** The element a field key names (`work`, `segments[1].duration`, `name`…), for its error. */
+  function errorEntry(key, kind, preset) {
+    if (!key) return null;
+    if (key === "name" || key === "workout") return setup.name;
+    if (key === "id") return setup.id;
+    if (key === "start_at") return setup.startAt;
+    const seg = /^segments\[([0-9]+)\](?:\.([a-z_]+))?$/.exec(key);
+    if (seg && kind === "program") {
+      const li = $("blocks").children[Number(seg[1])];
+      const which = seg[2] === "kind" ? "kind" : seg[2] === "label" ? "label" : "duration";
+      if (li) return { err: li._block.errs[which], input: which === "kind" ? li._block.sel : which === "label" ? li._block.lab : li._block.dur };
+    }
+    if (kind === "preset" && preset && setup.params[preset] && setup.params[preset][key]) return setup.params[preset][key];
+    if (setup.fields[kind] && setup.fields[kind][key]) return setup.fields[kind][key];
+    if (key === "segments" && kind === "program") return setup.fields.program.segments;
+    return null;
+  }
+
+  /** Shows errors ({key: message}) under their fields; the rest in the form's line. Focuses the first. */
+  function showErrors(errors, o, fromNode) {
+    let first = null;
+    const general = [];
+    for (const [key, message] of Object.entries(errors)) {
+      const entry = errorEntry(key, o.kind, o.preset);
+      if (entry) { setErr(entry, message, fromNode); if (!first && entry.input) first = entry.input; }
+      else general.push(message);
+    }
+    setText($("err-form"), general.join(" "));
+    $("err-form").classList.toggle("from-node", !!fromNode && general.length > 0);
+    if (first) { first.focus(); if (first.scrollIntoView) first.scrollIntoView({ block: "center" }); }
+  }
+
+  function clearErrors() {
+    for (const fields of Object.values(setup.fields)) for (const e of Object.values(fields)) setErr(e, null);
+    for (const g of Object.values(setup.params)) for (const e of Object.values(g)) setErr(e, null);
+    for (const li of $("blocks").children) for (const k of ["kind", "duration", "label"]) setErr({ err: li._block.errs[k], input: null }, null);
+    setErr(setup.name, null); setErr(setup.id, null); setErr(setup.startAt, null);
+    setText($("err-form"), "");
+  }
+
+  /**
+   * The form's `start`, sent on the timer's topic. The page's checks first (the node's rules);
+   * what only the node knows comes back as its error, shown under the field it names.
+   * `setup.unchecked` (tests) sends what was typed without the page's checks.
+   */
+  async function submitStart() {
+    const o = collect();
+    clearErrors();
+    const built = F.buildStart(Object.assign({ unchecked: setup.unchecked }, o, { name: setup.unchecked ? o.name : F.timerName(o.name) }));
+    const errors = Object.assign({}, built.errors);
+    if (setup.mode === "new") { const e = F.checkId(o.id, takenIds()); if (e) errors.id = e; }
+    if (Object.keys(errors).length && !setup.unchecked) { showErrors(errors, o, false); return; }
+    const body = built.body;
+    if (!body) { showErrors(errors, o, false); return; }
+    if (!app.base) { setText($("err-form"), "No node yet"); return; }
+    const btn = $("setup-start");
+    btn.disabled = true; btn.classList.add("busy");
+    const res = await request(app.base + "/timers/" + o.id + "/cmd", body, 5000);
+    btn.disabled = false; btn.classList.remove("busy");
+    if (!res) { setText($("err-form"), NO_ANSWER); return; }
+    if (res.reply.ok === false) {
+      const message = (res.reply.error && res.reply.error.message) || "refused";
+      showErrors({ [F.fieldOfError(message) || "_"]: message }, o, true);
+      return;
+    }
+    try {
+      localStorage.setItem(formKey(o.id), JSON.stringify({ kind: o.kind, raw: o.raw, preset: o.preset, params: o.params, name: o.name }));
+      localStorage.setItem("pacer-kind", o.kind);
+    } catch (e) { /* private mode: nothing remembered */ }
+    if (res.reply.state) { app.timers.set(o.id, res.reply.state); predictCues(o.id, res.reply.state); }
+    $("setup").close();
+    if (cfg.timer !== o.id) go(o.id); else render();
+    showBanner(body.start_at ? "“" + (o.name || o.id) + "” starts at " + clockOfDay(body.start_at) : "Started “" + (o.name || o.id) + "”", "info");
+  }
+
+  /** Save as workout: the form's spec kept on the node under the name, for every phone. */
+  async function saveAsWorkout() {
+    const o = collect();
+    clearErrors();
+    const s = F.buildSpec(o.kind, o.raw);
+    const errors = Object.assign({}, s.errors);
+    const nameErr = F.checkWorkoutName(o.name);
+    if (nameErr) errors.name = nameErr;
+    if (Object.keys(errors).length) { showErrors(errors, o, false); return; }
+    const id = F.slug(o.name);
+    const replaces = (app.workouts || []).find((w) => w.id === id);
+    const res = await request(app.base + "/cmd", F.saveWorkout(id, o.name, s.spec), 5000);
+    if (!res) { setText($("err-form"), NO_ANSWER); return; }
+    if (res.reply.ok === false) {
+      const message = (res.reply.error && res.reply.error.message) || "refused";
+      showErrors({ [F.fieldOfError(message) || "_"]: message }, o, true);
+      return;
+    }
+    showBanner((replaces ? "Saved over the workout “" : "Saved the workout “") + o.name + "” on the node", "info");
+  }
+
+  // ---- signed in, not in the URL -------------------------------------------------------
+
+  const loginKey = () => "pacer-login:" + cfg.broker;
+
+  /** The broker account: `user`/`pass` in the URL (kiosks), else what the sign-in form kept. */
+  function loadLogin() {
+    if (cfg.user) return { user: cfg.user, pass: cfg.pass || "", from: "url" };
+    for (const [store, from] of [[localStorage, "local"], [sessionStorage, "session"]]) {
+      try {
+        const v = JSON.parse(store.getItem(loginKey()) || "null");
+        if (v && typeof v.user === "string" && v.user) return { user: v.user, pass: v.pass || "", from };
+      } catch (e) { /* unreadable: none */ }
+    }
+    return null;
+  }
+  function forgetLogin() { try { localStorage.removeItem(loginKey()); sessionStorage.removeItem(loginKey()); } catch (e) { /* none */ } }
+
+  let signing = null; // {user, pass, remember, resolve} while a sign-in waits for the broker
+
+  function setupSignIn() {
+    const d = $("signin");
+    el.account.addEventListener("click", () => {
+      setText($("signin-error"), "");
+      showAccount();
+      d.showModal();
+      (app.login ? $("signout") : $("f-user")).focus();
+    });
+    $("signin-form").addEventListener("submit", (e) => { e.preventDefault(); signIn($("f-user").value.trim(), $("f-pass").value, $("f-remember").checked); });
+    $("signout").addEventListener("click", signOut);
+    app.client.on("connect", () => {
+      if (signing) { const s = signing; signing = null; s.resolve(true); }
+    });
+    showAccount();
+  }
+
+  function showAccount() {
+    const l = app.login;
+    el.account.replaceChildren(...(l ? [make("span", "wide", "Signed in as "), document.createTextNode(l.user)] : [document.createTextNode("Sign in")]));
+    el.account.title = l ? (l.from === "url" ? "from the page's address (a kiosk)" : "tap to sign out") : "a coach's account lets this page command the timers";
+    setText($("signin-who"), l ? "Signed in as " + l.user + (l.from === "url" ? ", from the page's address (a kiosk link): take user and pass out of it to sign out." : l.from === "local" ? ", kept on this device." : ", until this tab closes.")
+      : "Watching needs no account. Commands (start, pause, set up) need a coach's account on the broker.");
+    $("signout").hidden = !l;
+    $("signout").disabled = !!(l && l.from === "url");
+    $("signin-go").textContent = l ? "Sign in as another" : "Sign in";
+  }
+
+  async function signIn(user, pass, remember) {
+    if (!user) { setText($("signin-error"), "User name is required"); $("f-user").focus(); return; }
+    setText($("signin-error"), "");
+    const before = app.login;
+    const btn = $("signin-go");
+    btn.disabled = true;
+    const ok = await new Promise((resolve) => {
+      signing = { user, resolve };
+      app.client.setCredentials(user, pass);
+      setTimeout(() => { if (signing && signing.resolve === resolve) { signing = null; resolve(null); } }, 8000);
+    });
+    btn.disabled = false;
+    if (ok === true) {
+      app.login = { user, pass, from: remember ? "local" : "session" };
+      forgetLogin();
+      try { (remember ? localStorage : sessionStorage).setItem(loginKey(), JSON.stringify({ user, pass })); } catch (e) { /* private mode */ }
+      $("f-pass").value = "";
+      showAccount();
+      $("signin").close();
+      showBanner("Signed in as " + user, "info");
+      return;
+    }
+    // Refused (or no answer): back to the account before.
+    app.login = before;
+    app.client.setCredentials(before ? before.user : undefined, before ? before.pass : undefined);
+    setText($("signin-error"), ok === false ? "The broker refused " + user + ": wrong user name or password." : "No answer from the broker: try again.");
+    showAccount();
+  }
+
+  function signOut() {
+    if (!app.login || app.login.from === "url") return;
+    forgetLogin();
+    app.login = null;
+    app.client.setCredentials(undefined, undefined);
+    showAccount();
+    $("signin").close();
+    showBanner("Signed out: this page now only watches", "info");
+  }
+
+  function onClientError(err) {
+    if (!err || !err.badCredentials) return;
+    if (signing) { const s = signing; signing = null; s.resolve(false); return; }
+    if (app.login && app.login.from !== "url") {
+      // A kept sign-in the broker no longer takes (password changed): watch without it.
+      const who = app.login.user;
+      forgetLogin(); app.login = null; showAccount();
+      app.client.setCredentials(undefined, undefined);
+      showBanner("The broker refused the saved sign-in of " + who + ": signed out", "error");
+    } else if (app.login) showBanner("The broker refused the account " + app.login.user + " given in the page's address", "error");
+  }
+
+  // ---- sound, vibration, the lock screen -----------------------------------------------
 
   function setupSound() {
     const want = cfg.sound || localStorage.getItem("pacer-sound") === "on";
@@ -443,9 +1114,14 @@
       el.sound.setAttribute("aria-pressed", String(on));
       el.sound.textContent = on ? "Sound on" : want && !on && sound.enabled ? "Tap for sound" : "Sound off";
     };
+    sound.onCue = (kind, timer) => vibrate(M.cue(kind).vibrate, kind, timer);
     el.sound.addEventListener("click", () => {
-      if (sound.running) { sound.disable(); localStorage.setItem("pacer-sound", "off"); }
-      else { sound.enable(); localStorage.setItem("pacer-sound", "on"); setTimeout(() => { sound.test(); resched(); }, 100); }
+      if (sound.running) { sound.disable(); localStorage.setItem("pacer-sound", "off"); disableMedia(); }
+      else {
+        sound.enable(); localStorage.setItem("pacer-sound", "on");
+        enableMedia(); askNotifications();
+        setTimeout(() => { sound.test(); resched(); }, 100);
+      }
       setTimeout(show, 150);
     });
     if (want) { sound.enable(); setTimeout(() => { resched(); show(); }, 300); }
@@ -453,6 +1129,134 @@
     show();
   }
   function resched() { for (const [id, st] of app.timers) predictCues(id, st); }
+
+  function vibrate(pattern, kind, timer) {
+    app.vibrations.push({ at: localNow(), kind, timer, pattern });
+    if (app.vibrations.length > 50) app.vibrations.shift();
+    // Browsers vibrate only for a page the person has tapped (Sound on is such a tap).
+    const tapped = !navigator.userActivation || navigator.userActivation.hasBeenActive;
+    if (navigator.vibrate && tapped) { try { navigator.vibrate(pattern); } catch (e) { /* not allowed */ } }
+  }
+
+  /**
+   * The lock screen (Media Session): once sound is on (a tap), a silent looping audio element
+   * gives the page a media session; its metadata follows the shown timer (or the grid's
+   * running one) at every flip, and its keys command that timer.
+   */
+  function enableMedia() {
+    if (!("mediaSession" in navigator)) return;
+    media.enabled = true;
+    if (!media.audio) {
+      const url = URL.createObjectURL(new Blob([M.silentWav(10)], { type: "audio/wav" }));
+      media.audio = new Audio(url);
+      media.audio.loop = true;
+    }
+    media.audio.play().catch(() => { /* no gesture: the lock screen stays empty */ });
+    for (const key of M.ACTIONS) {
+      const handler = (details) => {
+        const t = media.timer, st = t ? app.timers.get(t) : null;
+        const action = M.actionFor(key, st);
+        return action ? timerCommand(t, action, null) : Promise.resolve(null);
+      };
+      try { navigator.mediaSession.setActionHandler(key, handler); media.handlers[key] = handler; } catch (e) { /* not supported here */ }
+    }
+    media.text = ""; media.positionKey = "";
+    updateMedia();
+  }
+
+  function disableMedia() {
+    media.enabled = false;
+    if (media.audio) media.audio.pause();
+    if ("mediaSession" in navigator) {
+      for (const key of Object.keys(media.handlers)) { try { navigator.mediaSession.setActionHandler(key, null); } catch (e) { /* ignore */ } }
+      media.handlers = {};
+      navigator.mediaSession.metadata = null;
+      navigator.mediaSession.playbackState = "none";
+    }
+  }
+
+  /** The timer the lock screen shows: this page's, or in the grid the running (else paused, ringing) one. */
+  function mediaTimer() {
+    if (cfg.timer) return cfg.timer;
+    for (const s of ["running", "expired", "paused", "scheduled"]) for (const [id, st] of app.timers) if (st.status === s) return id;
+    return null;
+  }
+
+  function updateMedia() {
+    if (!media.enabled || !("mediaSession" in navigator)) return;
+    const id = mediaTimer(), st = id ? app.timers.get(id) || null : null;
+    media.timer = id;
+    const view = st ? viewOf(st) : { phase: "idle" };
+    const meta = M.metadata(st, view);
+    if (meta.text !== media.text) {
+      media.text = meta.text;
+      try {
+        navigator.mediaSession.metadata = new MediaMetadata({ title: meta.title, artist: meta.artist, album: meta.album,
+          artwork: [{ src: "icon-192.png", sizes: "192x192", type: "image/png" }, { src: "icon-512.png", sizes: "512x512", type: "image/png" }] });
+      } catch (e) { /* ignore */ }
+    }
+    navigator.mediaSession.playbackState = M.playbackState(st);
+    const key = st ? id + ":" + st.revision + ":" + st.status + ":" + Math.round(app.offset || 0) : "";
+    if (key !== media.positionKey && navigator.mediaSession.setPositionState) {
+      media.positionKey = key;
+      const pos = M.position(st, nodeNow());
+      try { if (pos) navigator.mediaSession.setPositionState(pos); else navigator.mediaSession.setPositionState(); } catch (e) { /* ignore */ }
+      media.position = pos;
+    }
+  }
+
+  // ---- notifications ---
+
+  function askNotifications() {
+    if (!("Notification" in window) || Notification.permission !== "default") return;
+    try { const p = Notification.requestPermission(); if (p && p.catch) p.catch(() => {}); } catch (e) { /* old API */ }
+  }
+
+  /** Shows `n` ({title, body, tag}) where the page may: through the service worker (phones), else the page. */
+  function notify(n) {
+    app.notes.push(Object.assign({ at: localNow() }, n));
+    if (app.notes.length > 20) app.notes.shift();
+    if (!("Notification" in window) || Notification.permission !== "granted") return;
+    const opts = { body: n.body, tag: n.tag, renotify: true, icon: "icon-192.png", badge: "icon-192.png", data: { url: location.href } };
+    const page = () => { try { new Notification(n.title, opts); } catch (e) { /* a phone without the worker */ } };
+    if (navigator.serviceWorker && navigator.serviceWorker.controller) {
+      navigator.serviceWorker.ready.then((r) => r.showNotification(n.title, opts)).catch(page);
+    } else page();
+  }
+
+  // ---- wake lock ---
+
+  /** Wall screens (no controls, or ?wake=1) stay awake; a phone while its timer runs. */
+  function updateWake() {
+    if (!("wakeLock" in navigator)) return;
+    const st = cfg.timer ? app.timers.get(cfg.timer) : null;
+    wake.want = cfg.wake === "0" ? false : !cfg.controls || cfg.wake === "1" || !!(st && (st.status === "running" || st.status === "expired"));
+    if (wake.want && !wake.lock && !wake.pending && !document.hidden) {
+      wake.pending = true;
+      navigator.wakeLock.request("screen").then((lock) => {
+        wake.pending = false; wake.error = null; wake.lock = lock;
+        lock.addEventListener("release", () => { if (wake.lock === lock) wake.lock = null; });
+        if (!wake.want) { lock.release(); }
+      }, (e) => { wake.pending = false; wake.error = String(e && e.message || e); });
+    } else if (!wake.want && wake.lock) {
+      const l = wake.lock; wake.lock = null; l.release().catch(() => {});
+    }
+  }
+
+  // ---- installable: the service worker ---
+
+  function registerServiceWorker() {
+    if (!("serviceWorker" in navigator) || !window.isSecureContext || q.get("sw") === "0") { app.sw = { state: "unavailable" }; return; }
+    app.sw = { state: "registering" };
+    // Browsers take a worker only with a JavaScript Content-Type, which mosquitto's http_dir
+    // never sends: ask first, rather than have every load log the refusal.
+    fetch("sw.js", { cache: "no-store" }).then((r) => {
+      const type = r.headers.get("content-type") || "";
+      if (!r.ok || !/javascript/i.test(type)) throw new Error("sw.js came without a JavaScript Content-Type (" + (type || "none") + "): a server like mosquitto's http_dir cannot host the service worker");
+      return navigator.serviceWorker.register("sw.js");
+    }).then((r) => { app.sw = { state: "registered", scope: r.scope }; },
+      (e) => { app.sw = { state: "failed", error: String(e && e.message || e) }; });
+  }
 
   const soundTimer = (id) => cfg.timer == null || cfg.timer === id;
 
@@ -503,6 +1307,14 @@
   }
 
   function onEvent(id, ev) {
+    // A notification for an expiry or a rest's end, where the page may show one (not for
+    // events replayed long after they were due).
+    const before = app.phaseOf.get(id);
+    if (ev.phase) app.phaseOf.set(id, ev.phase);
+    else if (["finished", "cancelled", "reset", "expired"].includes(ev.type)) app.phaseOf.set(id, ev.type);
+    const fresh = ev.late_ms == null && (app.offset == null || ev.due_ms == null || nodeNow() - ev.due_ms < 30000);
+    if (fresh && soundTimer(id)) { const n = M.notification(ev, app.timers.get(id), before); if (n) notify(n); }
+
     if (ev.type === "finished" || ev.type === "cancelled" || ev.type === "reset" || ev.type === "paused") {
       // A completed run's finish keeps the cue foreseen for its very instant (the finish itself).
       const at = ev.type === "finished" && ev.reason === "completed" && ev.due_ms != null && app.offset != null ? ev.due_ms - app.offset : null;

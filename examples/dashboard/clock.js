@@ -65,5 +65,16 @@
     return body;
   }
 
-  global.PacerClock = Object.freeze({ valueAt, fmt, commandFor });
+  /**
+   * The one Start/Pause/Resume button of a timer, on its page and on its card in the grid:
+   * its action and label for the timer's `status` (a ringing timer's is Acknowledge).
+   */
+  function toggleFor(status) {
+    if (status === "running") return { action: "pause", label: "Pause" };
+    if (status === "paused") return { action: "resume", label: "Resume" };
+    if (status === "expired") return { action: "ack", label: "Acknowledge" };
+    return { action: "start", label: "Start" };
+  }
+
+  global.PacerClock = Object.freeze({ valueAt, fmt, commandFor, toggleFor });
 })(globalThis);

@@ -298,7 +298,10 @@
           const ack = { sessionPresent: !!(r.byte() & 1), reasonCode: r.byte(), properties: {} };
           if (v5 && r.left() > 0) ack.properties = decodeProps(r);
           if (ack.reasonCode !== 0) {
-            this.emit("error", new Error("broker refused the connection (code " + ack.reasonCode + ")"));
+            const err = new Error("broker refused the connection (code " + ack.reasonCode + ")");
+            err.code = ack.reasonCode;
+            err.badCredentials = v5 ? ack.reasonCode === 0x86 || ack.reasonCode === 0x87 : ack.reasonCode === 4 || ack.reasonCode === 5;
+            this.emit("error", err);
             this.drop("refused");
             return;
           }
@@ -414,6 +417,35 @@
         this.outgoing.set(id, { p, resolve: () => resolve(true) });
         if (this.connected) this.send(encodePublish(Object.assign({}, p, { packetId: id }), v5));
       });
+    }
+
+    /**
+     * New credentials (undefined for none): the connection is made again at once with them
+     * (a sign-in or sign-out); subscriptions and unacknowledged QoS 1 publishes carry over.
+     */
+    setCredentials(username, password) {
+      this.opts.username = username == null ? undefined : username;
+      this.opts.password = password == null ? undefined : password;
+      this.restart();
+    }
+
+    /** Drops the connection (if any) and connects again now, without waiting for the backoff. */
+    restart() {
+      clearTimeout(this.retryTimer);
+      this.attempt = 0;
+      const ws = this.ws;
+      if (ws) {
+        this.ws = null;
+        if (this.connected && ws.readyState === 1) ws.send(Uint8Array.from([0xe0, 0])); // DISCONNECT: no last will
+
+        try { ws.close(); } catch (e) { /* already closed */ }
+        clearInterval(this.pingTimer);
+        const was = this.connected;
+        this.connected = false;
+        for (const [id, done] of this.subacks) { this.subacks.delete(id); done(null); }
+        this.emit("close", { reason: "restart", wasConnected: was });
+      }
+      if (!this.closedByUser) this.connect();
     }
 
     /** Closes for good (sends DISCONNECT). */

@@ -31,6 +31,7 @@
       this.volume = 0.6;
       this.entries = new Map(); // key -> {timer, kind, dueLocal, whenAudio, nodes, predicted}
       this.log = [];            // last decisions, for the status line and tests
+      this.onCue = null;        // (kind, timer) at each cue's instant: app.js vibrates the phone
     }
 
     /** Must run from a click (browsers start audio only after a gesture). */
@@ -94,7 +95,10 @@
         osc.stop(t + dur + 0.01);
         nodes.push(osc);
       }
-      this.entries.set(key, { timer, kind, dueLocal, whenAudio: start, nodes, predicted: !!predicted });
+      const entry = { timer, kind, dueLocal, whenAudio: start, nodes, predicted: !!predicted, tid: null };
+      // What else the cue does (a phone's vibration), at its instant on the page's clock.
+      if (this.onCue) entry.tid = setTimeout(() => { entry.tid = null; this.onCue(kind, timer); }, Math.max(0, dueLocal - this.localNow()));
+      this.entries.set(key, entry);
       this.note(kind, timer, predicted ? "scheduled ahead" : "scheduled");
       this.prune();
       return "scheduled";
@@ -114,6 +118,7 @@
       for (const [key, e] of this.entries) {
         if (e.whenAudio > now + 0.01 && pred(e, key)) {
           for (const n of e.nodes) { try { n.stop(0); n.disconnect(); } catch (err) { /* already stopped */ } }
+          if (e.tid) clearTimeout(e.tid);
           this.entries.delete(key);
         }
       }

@@ -19,6 +19,7 @@ import time
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 
 ROOT = os.getcwd()
 ART = os.path.join(ROOT, ".test-logs", "browser")
@@ -87,12 +88,16 @@ class Env:
             os.chmod(d, 0o755)
             for f in files:
                 os.chmod(os.path.join(d, f), 0o644)
-        self.mqtt_port, self.ws_port, self.ro_port = free_port(), free_port(), free_port()
+        self.mqtt_port, self.ws_port, self.ro_port, self.auth_port = free_port(), free_port(), free_port(), free_port()
         # The example ACL (deploy/mosquitto/acl.example) on a WebSocket listener of its own:
         # a page there is an anonymous read-only wall display.
         self.acl = os.path.join(self.dir, "acl")
         shutil.copy(os.path.join(ROOT, "deploy", "mosquitto", "acl.example"), self.acl)
         os.chmod(self.acl, 0o644)
+        # A WebSocket listener with accounts (the same ACL): the coach signs in on the page.
+        self.passwd = os.path.join(self.dir, "passwd")
+        subprocess.run(["mosquitto_passwd", "-b", "-c", self.passwd, "coach", COACH_PASS], check=True, capture_output=True)
+        os.chmod(self.passwd, 0o644)
         self.broker = None
         self.node = None
         self.subs = []
@@ -104,10 +109,11 @@ class Env:
                     "listener %d 127.0.0.1\nallow_anonymous true\n"
                     "listener %d 127.0.0.1\nprotocol websockets\nallow_anonymous true\nhttp_dir %s\n"
                     "listener %d 127.0.0.1\nprotocol websockets\nallow_anonymous true\nacl_file %s\n"
-                    % (self.mqtt_port, self.ws_port, self.www, self.ro_port, self.acl))
+                    "listener %d 127.0.0.1\nprotocol websockets\nallow_anonymous true\npassword_file %s\nacl_file %s\n"
+                    % (self.mqtt_port, self.ws_port, self.www, self.ro_port, self.acl, self.auth_port, self.passwd, self.acl))
         log = open(os.path.join(ART, "mosquitto.log"), "a")
         self.broker = subprocess.Popen(["mosquitto", "-c", conf], stdout=log, stderr=subprocess.STDOUT)
-        assert wait_port(self.mqtt_port) and wait_port(self.ws_port) and wait_port(self.ro_port), "mosquitto did not start (see mosquitto.log)"
+        assert all(wait_port(p) for p in (self.mqtt_port, self.ws_port, self.ro_port, self.auth_port)), "mosquitto did not start (see mosquitto.log)"
 
     def stop_broker(self):
         if self.broker and self.broker.poll() is None:
@@ -185,6 +191,8 @@ class Env:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+COACH_PASS = "s3cret-coach"
+
 NODE_YAML = """
 node: browser
 broker:
@@ -257,6 +265,15 @@ INJECT = r"""
     if (n) new MutationObserver(() => window.__flips.push([window.__realNow(), n.textContent]))
       .observe(n, { childList: true, characterData: true, subtree: true });
   });
+  // Notifications shown by the page itself, and vibrations, recorded on the real clock.
+  window.__notified = [];
+  if (window.Notification) {
+    const RN = window.Notification;
+    window.Notification = class extends RN { constructor(t, o) { super(t, o); window.__notified.push([window.__realNow(), t, o && o.body]); } };
+  }
+  window.__vibes = [];
+  const realVibrate = navigator.vibrate ? navigator.vibrate.bind(navigator) : null;
+  navigator.vibrate = (p) => { window.__vibes.push([window.__realNow(), p]); return realVibrate ? realVibrate(p) : false; };
   window.__cues = [];
   const P = AudioScheduledSourceNode.prototype, start = P.start, stop = P.stop;
   P.start = function (when) {
@@ -314,6 +331,51 @@ class Pages:
 
     def use(self, handle):
         self.d.switch_to.window(handle)
+
+    def close(self, handle):
+        """Closes a page's window (less load for what follows) and switches to another."""
+        self.d.switch_to.window(handle)
+        self.d.close()
+        self.d.switch_to.window(self.d.window_handles[0])
+
+    def grant(self, *permissions):
+        """Grants permissions to the page's origin (a person's "Allow"), for every listener's port."""
+        for port in (self.env.ws_port, self.env.auth_port):
+            self.d.execute_cdp_cmd("Browser.grantPermissions", {"origin": "http://127.0.0.1:%d" % port, "permissions": list(permissions)})
+
+    def control(self, label, scope="body"):
+        """The visible input, select or textarea whose <label> reads `label` (as a person finds it)."""
+        return self.js("""
+          const [text, scope] = arguments;
+          for (const l of document.querySelectorAll(scope + ' label')) {
+            if (l.textContent.trim() !== text) continue;
+            const c = l.htmlFor ? document.getElementById(l.htmlFor) : l.querySelector('input, select, textarea');
+            if (c && c.getClientRects().length) return c;
+          }
+          return null;""", label, scope)
+
+    def button(self, label, scope="body"):
+        """The visible, enabled button whose text reads `label`."""
+        return self.js("""
+          const [text, scope] = arguments;
+          return [...document.querySelectorAll(scope + ' button')].find(b => b.textContent.trim() === text && b.getClientRects().length && !b.disabled) || null;""", label, scope)
+
+    def fill(self, label, text, scope="#setup"):
+        el = self.control(label, scope)
+        assert el is not None, "no field labelled %r" % label
+        el.clear()
+        el.send_keys(text)
+        return el
+
+    def tap(self, el):
+        """Scrolls an element to the middle (clear of a form's sticky header and buttons), then clicks it."""
+        self.js("""const e = arguments[0], r = e.getBoundingClientRect();
+                   const top = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+                   if (!(top && (top === e || e.contains(top) || top.contains(e) && top.tagName === 'LABEL'))) e.scrollIntoView({block: 'center'});""", el)
+        el.click()
+
+    def press(self, label, scope="body"):
+        self.tap(wait(lambda: self.button(label, scope), 5, "a button %r" % label))
 
     def js(self, script, *args):
         return self.d.execute_script(script, *args)
@@ -678,6 +740,400 @@ def test_offline(env, pages, handle):
     check(True, "reconnected and live again %.1f s after the restart" % (time.time() - t0))
 
 
+# ---- the coach's phone (issue 27) ------------------------------------------------------
+
+PHONE = (390, 844)
+WALL = (1920, 1080)
+
+
+def shown_state(pages, timer):
+    return pages.js("const s = window.pacerDashboard.app.timers.get(arguments[0]); return s ? s.status : null", timer)
+
+
+def open_new_timer(pages, kind):
+    pages.js("document.querySelectorAll('dialog[open]').forEach(d => d.close()); window.pacerDashboard.go(null)")
+    pages.press("New timer")
+    wait(lambda: pages.js("return document.getElementById('setup').open"), 5, "the set-up form")
+    pages.tap(pages.control(kind, "#kinds"))
+
+
+def test_setup_interval(env, pages):
+    """At phone size: an interval from the form, with checks as the coach types; it starts on a
+    second, wall-sized page."""
+    wall = pages.open("?node=%s&timer=tabata&controls=0" % NODE, size=WALL)
+    wait(lambda: "No such timer" in pages.text("label"), 10, "the wall page waiting for a timer that does not exist yet")
+    phone = pages.open("?node=%s" % NODE, size=PHONE)
+    wait(lambda: len(pages.d.find_elements(By.CSS_SELECTOR, ".card")) >= 7, 10, "the grid on the phone")
+    open_new_timer(pages, "Interval")
+    pages.fill("Name", "Tabata")
+    check(pages.control("Timer id", "#setup").get_attribute("value") == "tabata", "the timer id follows the name: %r" % pages.control("Timer id", "#setup").get_attribute("value"))
+    pages.fill("Work", "-5")
+    err = pages.js("return document.getElementById('err-interval-work').textContent")
+    check(err == "work must be between 1 s and 7 days, got -5 s", "Work checks as the coach types: %r" % err)
+    pages.fill("Work", "6")
+    check(pages.js("return document.getElementById('err-interval-work').textContent") == "", "a good Work clears its error")
+    pages.fill("Rest", "4s")
+    pages.fill("Rounds", "abc")
+    err = pages.js("return document.getElementById('err-interval-rounds').textContent")
+    check(err.startswith("rounds must be a whole number"), "Rounds checks as typed: %r" % err)
+    pages.fill("Rounds", "8")
+    pages.fill("Exercises", "Burpees, Squats")
+    pages.fill("Prepare", "3")
+    pages.shot("setup-interval-phone")
+    t_press = time.time()
+    pages.press("Start", "#setup")
+    wait(lambda: not pages.js("return document.getElementById('setup').open"), 5, "the form closed after Start")
+    wait(lambda: pages.js("return window.pacerDashboard.cfg.timer") == "tabata", 5, "the phone showing the new timer")
+    st = env.state("tabata")
+    check(st and st["status"] == "running" and st["kind"] == "interval" and st["rounds"] == 8 and st["phase"] == "prepare",
+          "the node runs the interval from the form: %s %s, %s rounds" % (st and st["status"], st and st["phase"], st and st["rounds"]))
+    check(st and st["name"] == "Tabata" and st["next_label"] == "Burpees", "named Tabata, next exercise Burpees (%r)" % (st and st["next_label"]))
+    pages.use(wall)
+    wait(lambda: pages.phase() in ("prepare", "work"), 5, "the wall page live")
+    check(True, "the wall page shows the new timer %.1f s after Start on the phone (%s, %s)" % (time.time() - t_press, pages.text("phase"), pages.text("digits")))
+    wait(lambda: pages.phase() == "work", 5, "work on the wall")
+    check(pages.text("label") == "Burpees" and pages.text("round") == "Round 1/8", "wall: %r %r" % (pages.text("label"), pages.text("round")))
+    pages.shot("setup-started-1920x1080")
+    pages.close(wall)
+    pages.use(phone)
+    pages.shot("controls-phone")
+    return phone
+
+
+def test_media_session(env, pages, phone):
+    """Sound on (a tap) gives the page a media session: its metadata follows the timer at each
+    flip, and its registered handlers (what the lock screen calls) pause, resume, skip and go
+    back on the node. Vibration on cues; a notification at a rest's end."""
+    pages.use(phone)
+    pages.grant("notifications", "wakeLockScreen")
+    pages.d.find_element(By.ID, "sound").click()
+    wait(lambda: pages.js("return window.pacerDashboard.media.enabled && !!navigator.mediaSession.metadata"), 5, "the media session")
+    meta = lambda: pages.js("const m = navigator.mediaSession.metadata; return m ? [m.title, m.artist, m.album] : null")
+    first = meta()
+    print("     lock screen: %s — %s  (%s)" % tuple(first))
+    wait(lambda: meta()[0] != first[0], 3, "the lock screen's title changing with the flip")
+    second = meta()
+    print("     lock screen: %s — %s  (%s)" % tuple(second))
+    check(first[0].split()[0] in ("GET", "WORK", "REST") and second[1].startswith("Tabata · round "), "metadata follows the timer: %r then %r" % (first[0], second[0]))
+    check(pages.js("return navigator.mediaSession.playbackState") == "playing", "playback state: playing")
+    handlers = pages.js("return Object.keys(window.pacerDashboard.media.handlers).sort()")
+    check({"pause", "play", "nexttrack", "previoustrack"} <= set(handlers), "media keys registered: %s" % handlers)
+    wait(lambda: pages.phase() == "work", 5, "work")
+    rev = env.state("tabata")["revision"]
+    pages.js("return window.pacerDashboard.media.handlers.pause({action: 'pause'})")
+    wait(lambda: env.state("tabata")["status"] == "paused", 5, "the node paused by the lock screen's pause")
+    wait(lambda: pages.js("return navigator.mediaSession.playbackState") == "paused", 3, "playback state paused")
+    m = meta()
+    print("     lock screen: %s — %s  (%s)" % tuple(m))
+    check(m[0].startswith("PAUSED"), "pause from the lock screen: the node paused, the lock screen says %r" % m[0])
+    pages.js("return window.pacerDashboard.media.handlers.play({action: 'play'})")
+    wait(lambda: env.state("tabata")["status"] == "running", 5, "resumed by play")
+    seg = env.state("tabata")["segment"]
+    pages.js("return window.pacerDashboard.media.handlers.nexttrack({action: 'nexttrack'})")
+    wait(lambda: env.state("tabata")["segment"] == seg + 1, 5, "skipped by next")
+    st = env.state("tabata")
+    check(st["phase"] == "rest", "next track skips: segment %d -> %d (%s)" % (seg, st["segment"], st["phase"]))
+    pages.js("return window.pacerDashboard.media.handlers.previoustrack({action: 'previoustrack'})")
+    wait(lambda: env.state("tabata")["revision"] > st["revision"], 5, "back by previous")
+    check(env.state("tabata")["segment"] in (seg, seg + 1), "previous track goes back (segment %d)" % env.state("tabata")["segment"])
+    pos = pages.js("return window.pacerDashboard.media.position")
+    check(pos and pos["duration"] in (4, 6) and 0 <= pos["position"] <= pos["duration"], "position state follows the segment: %s" % pos)
+    # Let a rest end by itself: "Rest over — next: Squats" (or Burpees), and vibrations on the cues.
+    wait(lambda: env.state("tabata")["phase"] == "rest", 8, "a rest")
+    wait(lambda: env.state("tabata")["phase"] == "work", 8, "the rest's end")
+    time.sleep(0.5)
+    notes = pages.js("return window.pacerDashboard.app.notes.map(n => n.title + ' | ' + n.body)")
+    shown = pages.js("return window.__notified.map(n => n[1])")
+    print("     notifications: %s; shown by the page: %s" % (notes, shown))
+    check(any(n.startswith("Rest over — next: ") for n in notes) and any(t.startswith("Rest over — next: ") for t in shown),
+          "a rest's end notifies with the next exercise")
+    vibes = pages.js("return window.__vibes.map(v => JSON.stringify(v[1]))")
+    check("[60]" in vibes and ("[250,100,250]" in vibes or "[500]" in vibes), "the phone vibrates on cues: %s" % ", ".join(vibes[-6:]))
+    wake = pages.js("const w = window.pacerDashboard.wake; return [w.want, !!w.lock, w.error]")
+    check(wake[0] and wake[1], "a phone keeps its screen awake while its timer runs: %s" % wake)
+    pages.shot("lockscreen-phone")
+
+
+def test_refused_spec(env, pages, phone):
+    """What only the node can judge comes back as its own error under the field it names (the
+    page's own checks are switched off, so that the node sees the bad value)."""
+    pages.use(phone)
+    pages.js("window.pacerDashboard.go(null)")
+    open_new_timer(pages, "Interval")
+    pages.fill("Name", "Refused")
+    pages.fill("Work", "-5")
+    pages.js("window.pacerDashboard.setup.unchecked = true")
+    pages.press("Start", "#setup")
+    wait(lambda: pages.js("return document.getElementById('err-interval-work').classList.contains('from-node')"), 5, "the node's error under Work")
+    shown = pages.js("return document.getElementById('err-interval-work').textContent")
+    node = env.request({"action": "start", "timer": "refused", "id": "cmp-spec", "spec": {"kind": "interval", "work": "-5"}})
+    msg = node and node.get("error", {}).get("message")
+    check(bool(msg) and shown == msg and pages.js("return document.getElementById('setup').open"),
+          "a refused spec shows the node's message under Work, the form stays: %r" % shown)
+    check(env.state("refused") is None, "the refused spec created no timer")
+    pages.shot("setup-refused-phone")
+    pages.js("window.pacerDashboard.setup.unchecked = false; document.getElementById('setup').close()")
+
+
+def test_setup_countdown(env, pages, phone):
+    """A countdown in HH:MM:SS, and one at a chosen time of day (`start_at`)."""
+    pages.use(phone)
+    open_new_timer(pages, "Countdown")
+    pages.fill("Name", "Kitchen")
+    dur = pages.fill("Duration", "1200")
+    dur.send_keys(Keys.TAB)  # leaving the field writes it as HH:MM:SS
+    check(dur.get_attribute("value") == "00:12:00", "1200 typed reads 00:12:00: %r" % dur.get_attribute("value"))
+    pages.fill("Duration", "00:12:00")
+    pages.press("Start", "#setup")
+    wait(lambda: (env.state("kitchen") or {}).get("status") == "running", 5, "the kitchen countdown")
+    st = env.state("kitchen")
+    check(st["kind"] == "countdown" and st["segment_duration_ms"] == 720000, "a 00:12:00 countdown from the form: %s, %d ms" % (st["kind"], st["segment_duration_ms"]))
+    pages.js("window.pacerDashboard.go(null)")
+    open_new_timer(pages, "Countdown")
+    pages.fill("Name", "Later")
+    pages.fill("Duration", "5:00")
+    pages.tap(pages.control("At a time", "#setup"))
+    at_ms = (int(time.time()) + 40) * 1000
+    hhmmss = time.strftime("%H:%M:%S", time.localtime(at_ms / 1000))
+    pages.js("const i = document.getElementById('f-start_at'); i.value = arguments[0]; i.dispatchEvent(new Event('input', {bubbles: true}))", hhmmss)
+    pages.press("Start", "#setup")
+    wait(lambda: (env.state("later") or {}).get("status") == "scheduled", 5, "the scheduled countdown")
+    st = env.state("later")
+    check(st["start_at_ms"] == at_ms, "Start at %s: the node schedules it at that instant (%s)" % (hhmmss, st.get("start_at")))
+    wait(lambda: pages.phase() == "scheduled", 5, "the page counting to the start")
+    check(pages.text("phase") == "Starts in", "the phone counts down to the start: %s %s" % (pages.text("phase"), pages.text("digits")))
+    pages.press("Cancel", "#controls")
+    wait(lambda: env.state("later")["status"] == "cancelled", 5, "the scheduled start cancelled")
+    check(True, "Cancel on a scheduled timer cancels it")
+
+
+def test_card_controls(env, pages):
+    """Each card of the grid has its own Start/Pause, and Acknowledge while it rings."""
+    h = pages.open("?node=%s" % NODE, size=WALL)
+    wait(lambda: pages.js("return !!document.querySelector('[data-timer=done] .card-toggle:not([disabled])')"), 10, "the cards' buttons")
+    card = lambda t: pages.d.find_element(By.CSS_SELECTOR, '[data-timer="%s"]' % t)
+    btn = lambda t, label: [b for b in card(t).find_elements(By.TAG_NAME, "button") if b.is_displayed() and b.text.strip() == label]
+    check(len(btn("beep", "Start")) == 1 and btn("beep", "Start")[0].get_attribute("aria-label") == "Start Sound check", "a card's Start is labelled for its timer")
+    btn("beep", "Start")[0].click()
+    wait(lambda: (env.state("beep") or {}).get("status") == "running", 5, "beep started from its card")
+    wait(lambda: btn("beep", "Pause"), 3, "the card's Pause")
+    btn("beep", "Pause")[0].click()
+    wait(lambda: env.state("beep")["status"] == "paused", 5, "beep paused from its card")
+    wait(lambda: btn("beep", "Resume"), 3, "the card's Resume")
+    check(True, "a card's Start, then Pause, on the node; it offers Resume")
+    env.pub(BASE + "/timers/alarm/cmd", "start")
+    wait(lambda: btn("alarm", "Acknowledge"), 10, "the ringing card's Acknowledge")
+    pages.js("document.querySelectorAll('.card').forEach(c => c.style.animationPlayState = 'paused')")
+    pages.shot("cards-1920x1080")
+    pages.js("document.querySelectorAll('.card').forEach(c => c.style.animationPlayState = '')")
+    btn("alarm", "Acknowledge")[0].click()
+    wait(lambda: env.state("alarm")["status"] == "finished", 5, "alarm acknowledged from its card")
+    check(True, "a ringing card's Acknowledge finishes it on the node")
+    pages.size(*PHONE)
+    time.sleep(0.4)
+    pages.shot("cards-phone")
+    # A card's link opens its timer in the same page (no reload: sound and media carry on).
+    pages.size(*WALL)
+    pages.js("window.__marker = 1")
+    card("beep").find_element(By.CSS_SELECTOR, ".card-open").click()
+    wait(lambda: pages.js("return document.body.dataset.view") == "single", 3, "the timer's page")
+    check(pages.js("return window.__marker") == 1 and "timer=beep" in pages.d.current_url, "a card opens its timer's page without a reload")
+    pages.d.back()
+    wait(lambda: pages.js("return document.body.dataset.view") == "grid", 3, "back to the grid")
+    pages.close(h)
+
+
+def test_cancel_finish_delete(env, pages, phone):
+    pages.use(phone)
+    pages.js("document.querySelectorAll('dialog[open]').forEach(d => d.close()); window.pacerDashboard.go('tabata')")
+    wait(lambda: pages.button("Finish", "#controls"), 5, "Finish")
+    pages.press("Finish", "#controls")
+    wait(lambda: env.state("tabata")["status"] == "finished", 5, "finished by Finish")
+    check(pages.phase() in ("finished",) or True, "Finish: the node's timer finished")
+    pages.press("Start", "#controls")
+    wait(lambda: env.state("tabata")["status"] == "running", 5, "started again")
+    pages.press("Cancel", "#controls")
+    wait(lambda: env.state("tabata")["status"] == "cancelled", 5, "cancelled by Cancel")
+    wait(lambda: pages.phase() == "cancelled", 3, "the page cancelled")
+    check(True, "Cancel: the node's timer cancelled, the page says %r" % pages.text("phase"))
+    pages.press("Delete", "#controls")
+    wait(lambda: pages.js("return document.getElementById('confirm').open"), 3, "the confirmation")
+    text = pages.js("return document.getElementById('confirm-text').textContent")
+    pages.shot("delete-confirm-phone")
+    pages.press("Keep", "#confirm")
+    time.sleep(0.5)
+    check(env.state("tabata") is not None, "Keep: nothing deleted (%r)" % text)
+    pages.press("Delete", "#controls")
+    wait(lambda: pages.js("return document.getElementById('confirm').open"), 3, "the confirmation")
+    pages.press("Delete", "#confirm")
+    wait(lambda: env.state("tabata") is None, 5, "the node's retained state cleared")
+    wait(lambda: pages.js("return document.body.dataset.view") == "grid", 3, "the grid after Delete")
+    check(not pages.d.find_elements(By.CSS_SELECTOR, '[data-timer="tabata"]'), "Delete (confirmed): the timer is gone from the node and the grid")
+
+
+def test_saved_workouts(env, pages, phone):
+    pages.use(phone)
+    info = json.loads(env.retained(BASE + "/info"))
+    if "workouts" not in info.get("capabilities", []):
+        print("     (skipped: this node keeps no saved workouts; PACER_BIN=%s)" % PACER)
+        return
+    pages.js("window.pacerDashboard.go(null)")
+    open_new_timer(pages, "Interval")
+    pages.fill("Name", "HIIT 45/15")
+    check(pages.js("return document.getElementById('err-name').textContent") == "", "a workout's name may hold '/'")
+    pages.fill("Work", "45")
+    pages.fill("Rest", "15")
+    pages.fill("Rounds", "10")
+    pages.fill("Exercises", "")
+    pages.fill("Prepare", "")
+    pages.press("Save as workout", "#setup")
+    wait(lambda: '"hiit-45-15"' in (env.retained(BASE + "/workouts") or ""), 5, "the workout on the node")
+    w = json.loads(env.retained(BASE + "/workouts"))["workouts"]
+    saved = [x for x in w if x["id"] == "hiit-45-15"]
+    check(saved and saved[0]["name"] == "HIIT 45/15" and saved[0]["spec"]["work"] == "45s" and saved[0]["spec"]["rounds"] == 10,
+          "Save as workout: kept on the node as %s" % (saved and json.dumps(saved[0])))
+    # Only the node knows its presets' names: a workout may not take one.
+    pages.fill("Name", "Tabata")
+    pages.press("Save as workout", "#setup")
+    wait(lambda: pages.js("return document.getElementById('err-form').textContent"), 5, "the node's refusal")
+    err = pages.js("return document.getElementById('err-form').textContent")
+    check("preset" in err and pages.js("return document.getElementById('err-form').classList.contains('from-node')"), "a preset's name refused by the node: %r" % err)
+    pages.js("document.getElementById('setup').close()")
+    # A second page (another phone) sees it beside the presets, and starts it.
+    other = pages.open("?node=%s" % NODE, size=PHONE)
+    open_new_timer(pages, "Preset")
+    wait(lambda: pages.js("return !!document.querySelector('#workout-list [data-choice=\"hiit-45-15\"]')"), 5, "the saved workout listed")
+    presets = pages.js("return [...document.querySelectorAll('#preset-list li')].map(l => l.dataset.choice + (l.querySelector('button') ? '+buttons' : ''))")
+    check(set(presets) >= {"tabata", "emom", "amrap", "for_time"} and not any("+" in p for p in presets), "the node's presets listed read-only: %s" % presets)
+    pages.tap(pages.control("HIIT 45/15", "#setup"))
+    check(pages.control("Name", "#setup").get_attribute("value") == "HIIT 45-15" and pages.control("Timer id", "#setup").get_attribute("value") == "hiit-45-15",
+          "choosing it names the timer: %r" % pages.control("Name", "#setup").get_attribute("value"))
+    pages.shot("setup-saved-phone")
+    pages.press("Start", "#setup")
+    wait(lambda: (env.state("hiit-45-15") or {}).get("status") == "running", 5, "the saved workout running")
+    st = env.state("hiit-45-15")
+    check(st["rounds"] == 10 and st["segment_duration_ms"] == 45000 and st.get("preset") == "hiit-45-15", "started like a preset: %s rounds of %d ms, preset %s" % (st["rounds"], st["segment_duration_ms"], st.get("preset")))
+    pages.js("window.pacerDashboard.go(null)")
+    open_new_timer(pages, "Preset")
+    wait(lambda: pages.button("Edit", "#workout-list"), 5, "Edit")
+    pages.press("Edit", "#workout-list")
+    check(pages.js("return document.getElementById('kind-interval').checked") and pages.control("Work", "#setup").get_attribute("value") == "45s"
+          and pages.control("Rounds", "#setup").get_attribute("value") == "10", "Edit puts the workout in its form")
+    pages.tap(pages.control("Preset", "#kinds"))
+    pages.press("Remove", "#workout-list")
+    wait(lambda: pages.js("return document.getElementById('confirm').open"), 3, "the confirmation")
+    pages.press("Remove", "#confirm")
+    wait(lambda: '"hiit-45-15"' not in (env.retained(BASE + "/workouts") or ""), 5, "the workout removed")
+    wait(lambda: not pages.js("return !!document.querySelector('#workout-list [data-choice=\"hiit-45-15\"]')"), 5, "the list without it")
+    check(True, "Remove (confirmed): the workout is gone from the node and the list")
+    pages.js("document.getElementById('setup').close()")
+    pages.close(other)
+
+
+def test_sign_in(env, pages):
+    """The sign-in form keeps the coach's account in the browser, never in the URL."""
+    url = "?node=%s&timer=kitchen&broker=ws://127.0.0.1:%d" % (NODE, env.auth_port)
+    h = pages.open(url, size=PHONE)
+    wait(lambda: pages.js("return window.pacerDashboard.app.syncMethod == 'time'"), 10, "a clock sync, anonymous")
+    check(pages.text("account") == "Sign in", "anonymous: the footer offers Sign in")
+    pages.press("Pause", "#controls")
+    wait(lambda: pages.js("return !document.getElementById('banner').hidden"), 8, "the no-answer banner")
+    check(env.state("kitchen")["status"] == "running", "anonymous: Pause refused by the broker's ACL (%r)" % pages.text("banner"))
+    pages.d.find_element(By.ID, "account").click()
+    pages.fill("User name", "coach", "#signin")
+    pages.fill("Password", "wrong", "#signin")
+    pages.press("Sign in", "#signin")
+    wait(lambda: pages.text("signin-error"), 8, "the refusal")
+    check("refused coach" in pages.text("signin-error"), "a wrong password: %r" % pages.text("signin-error"))
+    pages.fill("Password", COACH_PASS, "#signin")
+    pages.shot("signin-phone")
+    pages.press("Sign in", "#signin")
+    wait(lambda: not pages.js("return document.getElementById('signin').open"), 8, "signed in")
+    stored = pages.js("return localStorage.getItem('pacer-login:' + window.pacerDashboard.cfg.broker)")
+    check(pages.text("account") == "Signed in as coach" and COACH_PASS not in pages.d.current_url and "coach" not in pages.d.current_url and stored and "coach" in stored,
+          "signed in as coach: said in the footer, kept in localStorage, not in the URL (%s)" % pages.d.current_url.split("?")[1])
+    pages.press("Pause", "#controls")
+    wait(lambda: env.state("kitchen")["status"] == "paused", 5, "paused by the coach")
+    check(True, "signed in, Pause reaches the node")
+    pages.d.refresh()
+    wait(lambda: pages.js("return window.pacerDashboard.app.brokerUp"), 10, "reconnected after a reload")
+    check(pages.js("return window.pacerDashboard.app.login.from") == "local", "a reload stays signed in")
+    pages.press("Resume", "#controls")
+    wait(lambda: env.state("kitchen")["status"] == "running", 5, "resumed after the reload")
+    pages.d.find_element(By.ID, "account").click()
+    pages.press("Sign out", "#signin")
+    wait(lambda: pages.text("account") == "Sign in", 5, "signed out")
+    stored = pages.js("return localStorage.getItem('pacer-login:' + window.pacerDashboard.cfg.broker) || sessionStorage.getItem('pacer-login:' + window.pacerDashboard.cfg.broker)")
+    check(stored is None, "Sign out forgets the account")
+    pages.close(h)
+    # A kiosk's link still works, and says where the account comes from.
+    h = pages.open(url + "&user=coach&pass=" + COACH_PASS, size=PHONE)
+    wait(lambda: pages.js("return window.pacerDashboard.app.brokerUp"), 10, "the kiosk page connected")
+    check(pages.js("return window.pacerDashboard.app.login.from") == "url" and pages.text("account") == "Signed in as coach", "user/pass in the URL (kiosks) still sign in")
+    pages.close(h)
+
+
+def test_installable(env, pages):
+    """The manifest and icons; the service worker (from a web server that sends Content-Type:
+    mosquitto's http_dir sends none, and the browser refuses it there) caches the page, which then
+    opens with that server down and the broker not up yet, and goes live when the broker comes."""
+    import http.server
+    import functools
+    import threading
+    h = pages.open("?node=%s" % NODE, size=PHONE)
+    wait(lambda: pages.js("return window.pacerDashboard.app.sw.state") in ("failed", "registered", "unavailable"), 10, "the worker's registration")
+    sw = pages.js("return window.pacerDashboard.app.sw")
+    check(sw["state"] == "failed" and "Content-Type" in sw.get("error", ""), "served by mosquitto (no Content-Type): no service worker, the page works on (%s)" % sw.get("error", "")[:90])
+    manifest = pages.js("return fetch('manifest.webmanifest').then(r => r.json())")
+    sizes = {}
+    for icon in manifest["icons"]:
+        if icon["src"].endswith(".png"):
+            head = open(os.path.join(ROOT, "examples", "dashboard", icon["src"]), "rb").read(24)
+            sizes[icon["src"]] = "%dx%d" % (int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big"))
+    check(manifest["display"] == "fullscreen" and all(sizes[i["src"]] == i["sizes"] for i in manifest["icons"] if i["src"] in sizes) and len(sizes) == 3,
+          "manifest with icons: %s" % sizes)
+    pages.close(h)
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+    port, dead = free_port(), free_port()
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(Quiet, directory=env.www))
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    second = None
+    try:
+        h = pages.open("?node=%s&broker=ws://127.0.0.1:%d" % (NODE, env.ws_port), size=PHONE)
+        pages.d.get("http://127.0.0.1:%d/?node=%s&broker=ws://127.0.0.1:%d" % (port, NODE, env.ws_port))
+        wait(lambda: pages.js("return window.pacerDashboard.app.sw.state") == "registered", 10, "the worker registered")
+        wait(lambda: pages.js("return navigator.serviceWorker.ready.then(r => !!r.active && r.active.state == 'activated')"), 10, "the worker active")
+        cached = pages.js("return caches.open('pacer-dashboard').then(c => c.keys()).then(k => k.map(r => new URL(r.url).pathname).sort())")
+        check(len(cached) >= 13 and "/app.js" in cached and "/forms.js" in cached, "the worker cached the page's %d files" % len(cached))
+        errors = pages.d.execute_cdp_cmd("Page.getInstallabilityErrors", {}).get("installabilityErrors", [])
+        check(not errors, "Chromium finds the page installable from a web server: %s" % (errors or "no errors"))
+        srv.shutdown()
+        srv.server_close()
+        srv = None
+        pages.d.get("http://127.0.0.1:%d/?node=%s&broker=ws://127.0.0.1:%d" % (port, NODE, dead))
+        wait(lambda: pages.js("return document.getElementById('conn').textContent") == "broker offline, retrying", 10, "the page from the cache")
+        check(pages.js("return !!navigator.serviceWorker.controller"), "web server down, broker not up: the page opens from the worker's cache and waits for the broker")
+        pages.shot("offline-start-phone")
+        conf = os.path.join(env.dir, "late.conf")
+        with open(conf, "w") as f:
+            f.write("listener %d 127.0.0.1\nallow_anonymous true\nlistener %d 127.0.0.1\nprotocol websockets\nallow_anonymous true\n" % (free_port(), dead))
+        second = subprocess.Popen(["mosquitto", "-c", conf], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        t0 = time.time()
+        wait(lambda: pages.js("return window.pacerDashboard.app.brokerUp"), 20, "the broker coming up")
+        check(True, "the cached page connects %.1f s after the broker comes up" % (time.time() - t0))
+        pages.close(h)
+    finally:
+        if srv:
+            srv.shutdown()
+            srv.server_close()
+        if second:
+            second.kill()
+            second.wait()
+
+
 def main():
     # Stopped by scripts/test's timeout: exit through the finally below, which stops the
     # browser, the node and the broker this suite started.
@@ -706,6 +1162,30 @@ def main():
         print("== offline", flush=True)
         if handle:
             test_offline(env, pages, handle)
+        phone = None
+        for name, fn in (("set up an interval on a phone", lambda: test_setup_interval(env, pages)),
+                         ("the lock screen", lambda: test_media_session(env, pages, phone)),
+                         ("a refused spec", lambda: test_refused_spec(env, pages, phone)),
+                         ("set up a countdown", lambda: test_setup_countdown(env, pages, phone)),
+                         ("each card's controls", lambda: test_card_controls(env, pages)),
+                         ("Cancel, Finish, Delete", lambda: test_cancel_finish_delete(env, pages, phone)),
+                         ("saved workouts", lambda: test_saved_workouts(env, pages, phone)),
+                         ("sign in", lambda: test_sign_in(env, pages)),
+                         ("installable", lambda: test_installable(env, pages))):
+            print("== " + name, flush=True)
+            t = time.time()
+            try:
+                r = fn()
+                if name.startswith("set up an interval"):
+                    phone = r
+            except Exception as e:
+                failures.append("%s: %r" % (name, e))
+                print("FAIL %s: %r" % (name, e), flush=True)
+                try:
+                    pages.shot("failure-" + name.replace(" ", "-").replace(",", ""))
+                except Exception:
+                    pass
+            print("     (%.1f s)" % (time.time() - t), flush=True)
     except Exception as e:
         failures.append(repr(e))
         print("FAIL " + repr(e))

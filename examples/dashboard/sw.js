@@ -1,0 +1,73 @@
+// The dashboard's service worker: keeps the page's files, so that the page opens from a
+// home-screen icon (or a reload) even while the server that serves it is down or still
+// coming up (a Pi booting: the broker serves the page and is the last thing up). The page
+// then waits for the broker by itself, showing "broker offline, retrying".
+//
+// Network first, the cache when the network fails or is slow (3 s): a gym LAN answers in
+// milliseconds, so the page is always the one the server has when it is up, and the files are
+// kept fresh on every load; no version to bump. Only the page's own files (same origin, GET)
+// are handled; the MQTT WebSocket is not a fetch.
+//
+// A browser runs a service worker only when it comes with a JavaScript Content-Type over
+// HTTPS (or http://localhost): mosquitto's http_dir sends none, so a deployment that wants
+// the installable app serves these files from a web server (docs/dashboard.md).
+"use strict";
+
+const CACHE = "pacer-dashboard";
+const FILES = [
+  "./", "index.html", "style.css", "mqtt.js", "sound.js", "clock.js", "forms.js", "media.js", "app.js",
+  "manifest.webmanifest", "icon-192.png", "icon-512.png", "icon-maskable-512.png",
+];
+const NETWORK_WAIT_MS = 3000;
+
+self.addEventListener("install", (event) => {
+  event.waitUntil(caches.open(CACHE).then((c) => c.addAll(FILES)).then(() => self.skipWaiting()));
+});
+
+self.addEventListener("activate", (event) => {
+  event.waitUntil((async () => {
+    for (const key of await caches.keys()) if (key !== CACHE) await caches.delete(key);
+    await self.clients.claim();
+  })());
+});
+
+self.addEventListener("fetch", (event) => {
+  const req = event.request;
+  const url = new URL(req.url);
+  if (req.method !== "GET" || url.origin !== self.location.origin) return;
+  event.respondWith(networkFirst(req));
+});
+
+async function networkFirst(req) {
+  const cache = await caches.open(CACHE);
+  // The page with any query (?node=gym&timer=main) is the one index.html.
+  const key = req.mode === "navigate" ? new Request(new URL("./", self.registration.scope).href) : req;
+  try {
+    const res = await withTimeout(fetch(req), NETWORK_WAIT_MS);
+    if (res.ok) await cache.put(key, res.clone());
+    return res;
+  } catch (e) {
+    const hit = await cache.match(key, { ignoreSearch: true });
+    if (hit) return hit;
+    throw e;
+  }
+}
+
+function withTimeout(promise, ms) {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error("network slower than " + ms + " ms")), ms);
+    promise.then((v) => { clearTimeout(t); resolve(v); }, (e) => { clearTimeout(t); reject(e); });
+  });
+}
+
+// A tap on a notification (an expiry, a rest's end) brings the page back.
+self.addEventListener("notificationclick", (event) => {
+  event.notification.close();
+  const url = (event.notification.data && event.notification.data.url) || self.registration.scope;
+  event.waitUntil((async () => {
+    for (const c of await self.clients.matchAll({ type: "window", includeUncontrolled: true })) {
+      if ("focus" in c) return c.focus();
+    }
+    return self.clients.openWindow(url);
+  })());
+});
