@@ -124,6 +124,11 @@ final class CrashRun {
     var unprovenRepublishes = 0
     var problems = 0
     var commandCounter = 0
+    /// The suite's name in what the run prints.
+    var name = "CrashRestartTests"
+    /// Runs after every kill, before the node is launched again (PowerCutTests: the power
+    /// cut of its filesystem, and checks of what the last start left).
+    var beforeRelaunch: (() async throws -> Void)?
 
     // Statistics printed at the end.
     var kills = 0, startupKills = 0, sent = 0, sentWhileDown = 0, accepted = 0, refused = 0
@@ -177,6 +182,7 @@ final class CrashRun {
             // topics, the outbox (late finished/expired) not yet settled.
             if rng.chance(0.25) {
                 let launched = node.probe.count
+                try await beforeRelaunch?()
                 try await node.launch(waitOnline: false)
                 if rng.chance(0.5) {
                     try await Task.sleep(for: rng.milliseconds(0...700))
@@ -192,6 +198,7 @@ final class CrashRun {
                 startupKills += 1
             }
             let restartIndex = node.probe.count
+            try await beforeRelaunch?()
             try await node.launch()
             try await afterRestart(from: restartIndex, label: "restart \(iteration)")
             if problems > 40 { break }
@@ -201,6 +208,7 @@ final class CrashRun {
         await node.kill()
         lastKillWallMs = wallNowMs()
         let restartIndex = node.probe.count
+        try await beforeRelaunch?()
         try await node.launch()
         try await afterRestart(from: restartIndex, label: "final restart")
         try await Task.sleep(for: .seconds(3))
@@ -210,7 +218,7 @@ final class CrashRun {
         let refusals = timerIDs.flatMap { models[$0]!.divergences() }
         for refusal in refusals { problem("the core disagrees with the node: \(refusal)") }
         print("""
-            CrashRestartTests: seed \(seed): \(kills) kills mid-workout and \(startupKills) during start-up in \(ContinuousClock.now - began); \
+            \(name): seed \(seed): \(kills) kills mid-workout and \(startupKills) during start-up in \(ContinuousClock.now - began); \
             \(sent) commands (\(sentWhileDown) while it was down): \(accepted) accepted, \(refused) refused; of those in flight at a kill: \(lateReplies) answered after the restart, \
             \(appliedBeforeKill) found applied before the kill, \(appliedAfterRestart) applied after the restart, \(notApplied) not applied; \
             \(dedupChecks) request ids re-sent across restarts; \(statesChecked) state messages checked against the core; \
@@ -440,7 +448,7 @@ final class CrashRun {
                     // isUnprovenRepublish): noted, not failed. Anything else is a bug.
                     if isUnprovenRepublish(records, first: first, second: index, stateTopic: node.topic(timer, "state"), statusTopic: node.topic("status")) {
                         unprovenRepublishes += 1
-                        print("CrashRestartTests: note: \(key) was published again after a kill that struck between it and the state proving it (\(label))")
+                        print("\(name): note: \(key) was published again after a kill that struck between it and the state proving it (\(label))")
                     } else {
                         problem("\(label): \(type) of \(timer) at revision \(json["revision"]?.int ?? -1) was published twice: \(terminalEvents[key]!)")
                     }
