@@ -126,9 +126,13 @@ final class CrashRun {
     var commandCounter = 0
     /// The suite's name in what the run prints.
     var name = "CrashRestartTests"
-    /// Runs after every kill, before the node is launched again (PowerCutTests: the power
-    /// cut of its filesystem, and checks of what the last start left).
-    var beforeRelaunch: (() async throws -> Void)?
+    /// Runs after every kill, before the node is launched again; `startup`: a launch that
+    /// will be killed during start-up (PowerCutTests: the power cut of its filesystem, checks
+    /// of what the last start left, an exact cut armed in the start-up).
+    var beforeRelaunch: ((_ startup: Bool) async throws -> Void)?
+    /// Runs before each iteration drives the workout, the node running (PowerCutTests: an
+    /// exact cut armed at a checkpoint or a commit).
+    var beforeDrive: (() async throws -> Void)?
 
     // Statistics printed at the end.
     var kills = 0, startupKills = 0, sent = 0, sentWhileDown = 0, accepted = 0, refused = 0
@@ -160,6 +164,7 @@ final class CrashRun {
             // or a few milliseconds after a command went out (while the node receives, writes
             // or answers it).
             let node = self.node
+            try await beforeDrive?()
             if rng.chance(0.4) {
                 try await drive(iteration: iteration, killAfterCommand: Int.random(in: 1...4, using: &rng))
             } else {
@@ -182,14 +187,14 @@ final class CrashRun {
             // topics, the outbox (late finished/expired) not yet settled.
             if rng.chance(0.25) {
                 let launched = node.probe.count
-                try await beforeRelaunch?()
+                try await beforeRelaunch?(true)
                 try await node.launch(waitOnline: false)
                 if rng.chance(0.5) {
                     try await Task.sleep(for: rng.milliseconds(0...700))
                 } else {
                     let deadline = ContinuousClock.now + .seconds(20)
                     while !node.probe.messages(on: node.topic("status"), from: launched).contains(where: { $0.text == "online" }),
-                          ContinuousClock.now < deadline {
+                          ContinuousClock.now < deadline, alive {
                         try await Task.sleep(for: .milliseconds(1))
                     }
                 }
@@ -198,7 +203,7 @@ final class CrashRun {
                 startupKills += 1
             }
             let restartIndex = node.probe.count
-            try await beforeRelaunch?()
+            try await beforeRelaunch?(false)
             try await node.launch()
             try await afterRestart(from: restartIndex, label: "restart \(iteration)")
             if problems > 40 { break }
@@ -208,7 +213,7 @@ final class CrashRun {
         await node.kill()
         lastKillWallMs = wallNowMs()
         let restartIndex = node.probe.count
-        try await beforeRelaunch?()
+        try await beforeRelaunch?(false)
         try await node.launch()
         try await afterRestart(from: restartIndex, label: "final restart")
         try await Task.sleep(for: .seconds(3))

@@ -96,6 +96,34 @@ struct LazyFSTests {
         }
     }
 
+    @Test("an armed cut fires at the exact request: the writer is held and killed, the power stays off until the next cut")
+    func armedCut() async throws {
+        try await withLazyFS { fs, m in
+            try put(m, "a.txt", "a", sync: .fsync)
+            try fs.arm("write", "/b.txt")
+            // A writer of its own: it blocks in its write() until the test lets the request go.
+            let code = "f = open('\(path(m, "b.txt"))', 'w'); f.write('b'); f.flush(); print('returned', flush=True)"
+            let writer = try TestProcess.launch(try python3(), ["-c", code], outputFile: fs.backing.deletingLastPathComponent().appendingPathComponent("writer.log"))
+            let deadline = ContinuousClock.now + .seconds(20)
+            while !fs.hasFired, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(fs.hasFired, "the armed cut did not fire at the write to b.txt")
+            writer.send(SIGKILL)
+            fs.release()
+            await writer.kill()
+            fs.clearFired()
+            #expect(!writer.output.contains("returned"), "the writer ran on after the cut: \(writer.output)")
+            let counters = try fs.counters()
+            #expect(counters["armed_fired"] == 1 && counters["dead"] == 1 && counters["cuts"] == 1, "\(counters.values)")
+            // The power is off: every operation fails until the next cut.
+            #expect(throws: (any Error).self) { try put(m, "c.txt", "c") }
+            try fs.cut()
+            #expect(try fs.counters()["dead"] == 0)
+            #expect(try get(m, "a.txt") == "a")
+            #expect(!exists(m, "b.txt"), "b.txt was created after the last fsync")
+            try put(m, "c.txt", "c")  // the power is back
+        }
+    }
+
     @Test("SQLite in WAL mode (the node's settings): synchronous=FULL commits survive a cut, synchronous=OFF ones do not, and it opens")
     func sqliteSynchronousCommits() async throws {
         try await withLazyFS { fs, m in
@@ -111,7 +139,7 @@ struct LazyFSTests {
         }
     }
 
-    @Test("SQLite in WAL mode, cut at random moments of a writer: every acknowledged row is kept and the database opens every time")
+    @Test("SQLite in WAL mode, cut at random moments of a writer and inside checkpoints: every acknowledged row is kept and the database opens every time")
     func sqliteCutsAtRandomMoments() async throws {
         let rounds = max(1, environmentInteger("PACER_LAZYFS_SQLITE_CUTS", default: 15))
         let seed = UInt64.random(in: 1...UInt64(UInt32.max))
@@ -120,15 +148,28 @@ struct LazyFSTests {
             let work = fs.backing.deletingLastPathComponent()
             let database = m.appendingPathComponent("w.sqlite")
             let script = LazyFS.source.deletingLastPathComponent().appendingPathComponent("sqlite-wal.py").path
-            var acknowledgedTotal = 0, midCheckpoint = 0, midTransaction = 0
+            var acknowledgedTotal = 0, midCheckpoint = 0, midTransaction = 0, armedFired = 0
             for round in 1...rounds {
+                // Half the rounds: a cut inside the next checkpoint, at one of its first page writes
+                // to the database file (the WAL synced, the database file half written).
+                if rng.chance(0.5) { try fs.arm("write", "/w.sqlite", count: Int.random(in: 1...6, using: &rng)) }
                 let output = work.appendingPathComponent("writer-\(round).log")
                 let writer = try TestProcess.launch(try python3(), [script, "writer", database.path], outputFile: output)
-                try await Task.sleep(for: rng.milliseconds(50...600))
+                let deadline = ContinuousClock.now + rng.milliseconds(50...600)
+                while ContinuousClock.now < deadline, !fs.hasFired { try await Task.sleep(for: .milliseconds(2)) }
+                let fired = fs.hasFired
+                if fired {
+                    writer.send(SIGKILL)
+                    fs.release()
+                    armedFired += 1
+                }
                 await writer.kill()
+                fs.clearFired()
                 let acknowledged = writer.output.split(separator: "\n").compactMap { Int($0) }.max() ?? 0
+                // A fired cut was made at its request, and nothing written since: its figures count.
+                let before = try fs.counters()
                 try fs.cut()
-                let counters = try fs.counters()
+                let counters = fired ? before : try fs.counters()
                 if (counters.lastCutFiles["/w.sqlite"] ?? 0) > 0 { midCheckpoint += 1 }
                 if (counters.lastCutFiles["/w.sqlite-wal"] ?? 0) > 0 { midTransaction += 1 }
                 let check = try checkDatabase(database, directory: work)
@@ -138,7 +179,7 @@ struct LazyFSTests {
                         "[seed \(seed)] round \(round): row \(acknowledged) was acknowledged, after the cut: \(check)")
             }
             let totals = try fs.counters()
-            print("LazyFSTests: seed \(seed): \(rounds) cuts of a SQLite writer, \(acknowledgedTotal) rows acknowledged in all, none lost; \(midTransaction) cuts dropped unsynced WAL bytes, \(midCheckpoint) unsynced bytes of the database file (a checkpoint in progress); \(totals["bytes_written"]) bytes written, \(totals["bytes_synced"]) synced, \(totals["bytes_dropped"]) dropped")
+            print("LazyFSTests: seed \(seed): \(rounds) cuts of a SQLite writer (\(armedFired) inside a checkpoint), \(acknowledgedTotal) rows acknowledged in all, none lost; \(midTransaction) cuts dropped unsynced WAL bytes, \(midCheckpoint) cuts dropped unsynced bytes of the database file (a checkpoint in progress); \(totals["bytes_written"]) bytes written, \(totals["bytes_synced"]) synced, \(totals["bytes_dropped"]) dropped")
             #expect(acknowledgedTotal > 0, "the writer acknowledged nothing: the test drove nothing")
         }
     }

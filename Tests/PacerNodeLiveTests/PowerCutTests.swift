@@ -2,6 +2,9 @@ import Foundation
 import PacerCore
 import PacerTestSupport
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Issue 26, SPEC §5 ("a power cut loses nothing acknowledged"): CrashRestartTests' workout
 /// and checks, with the node's data directory on the lazy filesystem
@@ -11,6 +14,14 @@ import Testing
 /// the workout, a few milliseconds after a command went out (in flight: received, being
 /// written, being answered), during start-up (the restore, connecting, the outbox), and
 /// whatever SQLite was doing (a transaction, an automatic WAL checkpoint).
+///
+/// Random moments rarely fall inside a checkpoint (a few milliseconds every few hundred
+/// commits), so cuts are also armed at exact moments (`LazyFS.arm`): before most iterations,
+/// at one of the next checkpoint's first six page writes to the database file (the WAL synced,
+/// the database file partly written) or at the next WAL fsync (a commit written, not yet synced
+/// nor acknowledged); before half the start-up kills, at the restore's first WAL fsync. The
+/// filesystem then cuts at that very request and holds it while the node is SIGKILLed, so the
+/// node dies without another instruction.
 ///
 /// After every restart: the state equals the core's prediction, no acknowledged command is
 /// lost, answered request ids still get their first reply, no `finished`/`expired` twice
@@ -55,10 +66,24 @@ struct PowerCutTests {
         }
         let run = try CrashRun(node: node, seed: seed)
         run.name = "PowerCutTests"
-        let tally = PowerCutTally()
-        run.beforeRelaunch = { [unowned run] in
+        let tally = PowerCutTally(seed: seed)
+        run.beforeRelaunch = { [unowned run] startup in
             tally.checkStarts(node: node, fs: fs) { run.problem($0) }
             try await tally.cut(fs)
+            if startup { try tally.armInStartup(fs) }
+        }
+        run.beforeDrive = { try tally.armInWorkout(fs) }
+        // Kills the node the moment an armed cut fires, then lets the held request go.
+        let watcher = Task { [node, fs] in
+            while !Task.isCancelled {
+                if fs.hasFired {
+                    node.process?.send(SIGKILL)
+                    fs.release()
+                    await node.kill()
+                    fs.clearFired()
+                }
+                try? await Task.sleep(for: .milliseconds(2))
+            }
         }
         let began = ContinuousClock.now
         do {
@@ -70,6 +95,8 @@ struct PowerCutTests {
             run.problems += 1
             Issue.record(error, "[seed \(seed)] the power-cut run stopped")
         }
+        watcher.cancel()
+        await watcher.value
         tally.checkStarts(node: node, fs: fs) { run.problem($0) }
         let totals = try? fs.counters()
         await fs.unmount()
@@ -87,7 +114,38 @@ struct PowerCutTests {
 
 /// What the cuts struck, and the checks of every start. Used by one task only.
 final class PowerCutTally {
+    var rng: SeededGenerator
     var cuts = 0
+    /// Armed cuts that fired, by where they were armed; the last one armed.
+    var exactInCheckpoint = 0, exactBeforeCommitSync = 0, exactInRestore = 0
+    var armed: String?
+    var firedSoFar: UInt64 = 0
+
+    init(seed: UInt64) {
+        rng = SeededGenerator(seed: seed &+ 1)
+    }
+
+    /// Before an iteration: half the time a cut at the next checkpoint (if one comes), a fifth
+    /// at the next commit's WAL fsync.
+    func armInWorkout(_ fs: LazyFS) throws {
+        let draw = Double.random(in: 0..<1, using: &rng)
+        if draw < 0.5 {
+            try fs.arm("write", "/pacer.sqlite", count: Int.random(in: 1...6, using: &rng))
+            armed = "checkpoint"
+        } else if draw < 0.7 {
+            try fs.arm("fsync", "/pacer.sqlite-wal")
+            armed = "commit"
+        }
+    }
+
+    /// Before a launch killed during start-up: half the time a cut at the restore's first WAL fsync.
+    func armInStartup(_ fs: LazyFS) throws {
+        if rng.chance(0.5) {
+            try fs.arm("fsync", "/pacer.sqlite-wal")
+            armed = "restore"
+        }
+    }
+
     /// Cuts that dropped unsynced bytes of the WAL (a transaction written, not yet fsynced),
     /// of the database file (a checkpoint copying pages, not yet fsynced), of anything, and
     /// namespace operations not yet committed.
@@ -103,8 +161,22 @@ final class PowerCutTally {
         while try fs.counters()["open_files"] > 0, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
         }
+        let before = try fs.counters()
+        let fired = before["armed_fired"] > firedSoFar
+        if fired {
+            // It fired: the cut was made then, at that request; this one drops nothing more.
+            firedSoFar = before["armed_fired"]
+            switch armed {
+            case "checkpoint": exactInCheckpoint += 1
+            case "commit": exactBeforeCommitSync += 1
+            default: exactInRestore += 1
+            }
+        }
+        armed = nil
         try fs.cut()
-        let counters = try fs.counters()
+        // One power cut either way: a fired one made its cut at its request (and nothing was
+        // written since: every operation failed), so its figures are those of that cut.
+        let counters = fired ? before : try fs.counters()
         cuts += 1
         if counters["last_cut_open_files"] > 0 { cutsWithOpenFiles += 1 }
         if (counters.lastCutFiles["/pacer.sqlite-wal"] ?? 0) > 0 { cutsInWAL += 1 }
@@ -134,9 +206,11 @@ final class PowerCutTally {
             return "\(name) \(f.written) written, \(f.synced) synced, \(f.fsyncs) fsyncs"
         }
         return """
-            PowerCutTests: seed \(seed): \(cuts) power cuts in \(took): \(cutsDroppingData) dropped unsynced data (\(bytesDropped) bytes in all), \
+            PowerCutTests: seed \(seed): \(cuts) power cuts in \(took), \(exactInCheckpoint + exactBeforeCommitSync + exactInRestore) of them at an armed moment \
+            (\(exactInCheckpoint) inside a checkpoint, at one of its first page writes to the database file, \(exactBeforeCommitSync) before a commit's WAL fsync mid-workout, \
+            \(exactInRestore) before the restore's first WAL fsync); \(cutsDroppingData) dropped unsynced data (\(bytesDropped) bytes in all), of them \
             \(cutsInWAL) unsynced WAL bytes (a transaction not yet fsynced), \(cutsInCheckpoint) unsynced bytes of the database file (a checkpoint in progress), \
-            \(cutsDroppingMetadata) uncommitted namespace operations; \(cutsWithOpenFiles) with a file still open; \
+            \(cutsDroppingMetadata) uncommitted namespace operations; \(cutsWithOpenFiles) with a file still open (the armed ones: the node was alive); \
             the database opened every time: \(recoveriesSeen == 0 ? "yes" : "no, moved aside \(recoveriesSeen) times"); \
             lazyfs: \(totals["bytes_written"]) bytes written, \(totals["bytes_synced"]) synced, \(totals["fsyncs"]) fsyncs, \(totals["fdatasyncs"]) fdatasyncs, \
             \(totals["dir_fsyncs"]) directory fsyncs, \(totals["replay_errors"]) replay errors; \(file("/pacer.sqlite")); \(file("/pacer.sqlite-wal")); \(file("/pacer.sqlite-shm"))

@@ -4,7 +4,7 @@
 // $(pkg-config --cflags --libs fuse3)`; Debian: libfuse3-dev, fuse3). The semantics are those
 // of Jepsen's LazyFS with `lose-unfsynced-writes`; the code is our own.
 //
-//   lazyfs [--cache DIR] [--no-host-sync] BACKING MOUNTPOINT [FUSE options]
+//   lazyfs [--cache DIR] [--fired FILE] [--no-host-sync] BACKING MOUNTPOINT [FUSE options]
 //
 // Two directories stand behind the mount point:
 // - BACKING, the "disk": it holds exactly what was made durable, nothing more;
@@ -28,12 +28,24 @@
 //   truncate: harsher). Timestamps (utimens) and extended attributes are not modelled.
 // A cut ("power cut"): the journal is dropped, every unsynced byte and size change of every
 //   file is dropped, and the cache is replaced by a copy of BACKING. It is meant for a mount
-//   no process holds a file open on (the power went: every process died); handles still open
-//   across a cut point at the old content (the report counts them).
+//   no process holds a file open on (the power went: every process died; an armed cut, below,
+//   fails every operation of the dying process instead); handles still open across a cut
+//   point at the old content (the report counts them). One thing the kernel may still do
+//   after a killed process's last write: write back its dirty shared-mmap pages (SQLite's
+//   -shm, which is never fsynced and which the next first connection rebuilds).
 //
 // Control: the file `.lazyfs` at the root of the mount (not listed by readdir).
 //   echo cut > MOUNT/.lazyfs     the power cut, done when the write returns
 //   echo reset > MOUNT/.lazyfs   zero the counters
+//   echo arm write /f [N] > ...  a cut at an exact moment: at the next (or Nth) write to /f
+//   echo arm fsync /f [N] > ...  (or with `fsync`, fsync/fdatasync of /f, before it syncs
+//                                anything), the filesystem cuts, creates the file given with
+//                                --fired, and holds that request until it gets SIGUSR2 (the
+//                                test SIGKILLs the writer meanwhile, which cannot return from
+//                                the request and so dies without another instruction); the
+//                                request then fails with EIO, and so does every operation
+//                                until the next `cut` (the power is off). Every cut disarms.
+//   echo disarm > MOUNT/.lazyfs
 //   cat MOUNT/.lazyfs            the counters, one "name value" per line, then a line per file:
 //                                "file BYTES_WRITTEN BYTES_SYNCED FSYNCS /path", then a line
 //                                per file the last cut dropped data of: "cut_file BYTES /path"
@@ -47,6 +59,8 @@
 #include <fuse.h>
 
 #include <dirent.h>
+#include <signal.h>
+#include <time.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -67,12 +81,18 @@ static struct {
     int live_fd, durable_fd;  // the cache ("page cache") and BACKING ("disk")
     char *live_path, *durable_path;
     int host_sync;            // fsync BACKING's files and directories on the host
+    char *armed_path;         // an armed cut: at the next write (or fsync) of this path
+    int armed_fsync;
+    long armed_count;         // fire at this many more matching requests (1: the next)
+    int dead;                 // fired: every operation fails until the next cut
+    const char *fired_file;   // created when an armed cut fires
 } g = {.live_fd = -1, .durable_fd = -1, .host_sync = 1};
+static volatile sig_atomic_t released;
 
 static struct {
     uint64_t cuts, writes, bytes_written, fsyncs, fdatasyncs, dir_fsyncs, bytes_synced;
     uint64_t meta_ops, meta_committed, bytes_dropped, meta_dropped, open_files;
-    uint64_t last_cut_bytes_dropped, last_cut_meta_dropped, last_cut_open_files, replay_errors;
+    uint64_t last_cut_bytes_dropped, last_cut_meta_dropped, last_cut_open_files, replay_errors, armed_fired;
 } c;
 
 static void note(const char *format, ...) {
@@ -463,6 +483,9 @@ static int power_cut(void) {
     c.meta_dropped += journal_length;
     journal_free();
     c.cuts++;
+    g.dead = 0;
+    free(g.armed_path);
+    g.armed_path = NULL;
     if (remove_tree_contents(g.live_fd) != 0 || copy_tree(g.durable_fd, g.live_fd) != 0) {
         note("cut: could not rebuild the cache %s from %s: %s", g.live_path, g.durable_path, strerror(errno));
         return -EIO;
@@ -480,16 +503,45 @@ static size_t report(char **out) {
     fprintf(f,
             "cuts %lu\nwrites %lu\nbytes_written %lu\nfsyncs %lu\nfdatasyncs %lu\ndir_fsyncs %lu\nbytes_synced %lu\n"
             "meta_ops %lu\nmeta_committed %lu\nbytes_dropped %lu\nmeta_dropped %lu\nunsynced_bytes %lu\npending_meta %lu\n"
-            "open_files %lu\nlast_cut_bytes_dropped %lu\nlast_cut_meta_dropped %lu\nlast_cut_open_files %lu\nreplay_errors %lu\n",
+            "open_files %lu\nlast_cut_bytes_dropped %lu\nlast_cut_meta_dropped %lu\nlast_cut_open_files %lu\nreplay_errors %lu\n"
+            "armed_fired %lu\ndead %d\narmed %s%s\n",
             c.cuts, c.writes, c.bytes_written, c.fsyncs, c.fdatasyncs, c.dir_fsyncs, c.bytes_synced,
             c.meta_ops, c.meta_committed, c.bytes_dropped, c.meta_dropped, unsynced, journal_length,
-            c.open_files, c.last_cut_bytes_dropped, c.last_cut_meta_dropped, c.last_cut_open_files, c.replay_errors);
+            c.open_files, c.last_cut_bytes_dropped, c.last_cut_meta_dropped, c.last_cut_open_files, c.replay_errors,
+            c.armed_fired, g.dead, g.armed_path ? (g.armed_fsync ? "fsync " : "write ") : "none", g.armed_path ? g.armed_path : "");
     for (struct file_stats *s = stats; s; s = s->next)
         fprintf(f, "file %lu %lu %lu %s\n", s->written, s->synced, s->fsyncs, s->path);
     if (last_cut_files) fputs(last_cut_files, f);
     fclose(f);
     *out = text;
     return size;
+}
+
+// MARK: - Armed cuts
+
+static void on_release(int signal) {
+    (void)signal;
+    released = 1;
+}
+
+// Whether an armed cut fires at this operation on `path`: then it cuts, says so (--fired),
+// and holds the request until SIGUSR2 (at most 60 s), while the test kills the writer.
+static int fires(const char *path, int is_fsync) {
+    if (!g.armed_path || !path || is_fsync != g.armed_fsync || strcmp(path, g.armed_path) != 0) return 0;
+    if (--g.armed_count > 0) return 0;
+    released = 0;
+    power_cut();  // (disarms)
+    g.dead = 1;
+    c.armed_fired++;
+    if (g.fired_file) {
+        int fd = open(g.fired_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd >= 0) close(fd);
+    }
+    for (int i = 0; i < 60000 && !released; i++) {
+        struct timespec pause = {0, 1000000};
+        nanosleep(&pause, NULL);
+    }
+    return 1;
 }
 
 // MARK: - File handles
@@ -583,6 +635,7 @@ static int lz_access(const char *path, int mask) {
 }
 
 static int lz_readlink(const char *path, char *buf, size_t size) {
+    if (g.dead) return -EIO;  // the power is off
     ssize_t n = readlinkat(g.live_fd, rel(path), buf, size - 1);
     if (n < 0) return -errno;
     buf[n] = 0;
@@ -590,6 +643,7 @@ static int lz_readlink(const char *path, char *buf, size_t size) {
 }
 
 static int lz_opendir(const char *path, struct fuse_file_info *fi) {
+    if (g.dead) return -EIO;  // the power is off
     int fd = openat(g.live_fd, rel(path), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return -errno;
     DIR *dir = fdopendir(fd);
@@ -622,6 +676,7 @@ static int lz_releasedir(const char *path, struct fuse_file_info *fi) {
 }
 
 static int lz_fsyncdir(const char *path, int datasync, struct fuse_file_info *fi) {
+    if (g.dead) return -EIO;  // the power is off
     (void)path; (void)datasync; (void)fi;
     c.dir_fsyncs++;
     journal_commit();
@@ -630,6 +685,7 @@ static int lz_fsyncdir(const char *path, int datasync, struct fuse_file_info *fi
 
 static int lz_mknod(const char *path, mode_t mode, dev_t rdev) {
     if (is_control(path)) return -EEXIST;
+    if (g.dead) return -EIO;  // the power is off
     if (mknodat(g.live_fd, rel(path), mode, rdev) != 0) return -errno;
     journal_add(J_MKNOD, rel(path), NULL, mode);
     journal_last()->rdev = rdev;
@@ -638,6 +694,7 @@ static int lz_mknod(const char *path, mode_t mode, dev_t rdev) {
 
 static int lz_mkdir(const char *path, mode_t mode) {
     if (is_control(path)) return -EEXIST;
+    if (g.dead) return -EIO;  // the power is off
     if (mkdirat(g.live_fd, rel(path), mode) != 0) return -errno;
     journal_add(J_MKDIR, rel(path), NULL, mode);
     return 0;
@@ -653,6 +710,7 @@ static void forget_if_last_link(const char *path) {
 
 static int lz_unlink(const char *path) {
     if (is_control(path)) return -EPERM;
+    if (g.dead) return -EIO;  // the power is off
     struct stat st;
     int last = fstatat(g.live_fd, rel(path), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) && st.st_nlink <= 1;
     if (unlinkat(g.live_fd, rel(path), 0) != 0) return -errno;
@@ -663,6 +721,7 @@ static int lz_unlink(const char *path) {
 }
 
 static int lz_rmdir(const char *path) {
+    if (g.dead) return -EIO;  // the power is off
     if (unlinkat(g.live_fd, rel(path), AT_REMOVEDIR) != 0) return -errno;
     journal_add(J_RMDIR, rel(path), NULL, 0);
     return 0;
@@ -670,6 +729,7 @@ static int lz_rmdir(const char *path) {
 
 static int lz_symlink(const char *target, const char *path) {
     if (is_control(path)) return -EEXIST;
+    if (g.dead) return -EIO;  // the power is off
     if (symlinkat(target, g.live_fd, rel(path)) != 0) return -errno;
     journal_add(J_SYMLINK, target, rel(path), 0);
     return 0;
@@ -677,6 +737,7 @@ static int lz_symlink(const char *target, const char *path) {
 
 static int lz_rename(const char *from, const char *to, unsigned int flags) {
     if (is_control(from) || is_control(to)) return -EPERM;
+    if (g.dead) return -EIO;  // the power is off
     if (!(flags & RENAME_EXCHANGE)) forget_if_last_link(to);
     if (renameat2(g.live_fd, rel(from), g.live_fd, rel(to), flags) != 0) return -errno;
     journal_add(J_RENAME, rel(from), rel(to), 0);
@@ -687,6 +748,7 @@ static int lz_rename(const char *from, const char *to, unsigned int flags) {
 
 static int lz_link(const char *from, const char *to) {
     if (is_control(from) || is_control(to)) return -EPERM;
+    if (g.dead) return -EIO;  // the power is off
     if (linkat(g.live_fd, rel(from), g.live_fd, rel(to), 0) != 0) return -errno;
     journal_add(J_LINK, rel(from), rel(to), 0);
     return 0;
@@ -694,6 +756,7 @@ static int lz_link(const char *from, const char *to) {
 
 static int lz_chmod(const char *path, mode_t mode, struct fuse_file_info *fi) {
     if (is_control(path)) return 0;
+    if (g.dead) return -EIO;  // the power is off
     int rc = fi && H(fi)->fd >= 0 ? fchmod(H(fi)->fd, mode) : fchmodat(g.live_fd, rel(path), mode, 0);
     if (rc != 0) return -errno;
     if (path) journal_add(J_CHMOD, rel(path), NULL, mode);
@@ -702,6 +765,7 @@ static int lz_chmod(const char *path, mode_t mode, struct fuse_file_info *fi) {
 
 static int lz_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi) {
     if (is_control(path)) return 0;
+    if (g.dead) return -EIO;  // the power is off
     int rc = fi && H(fi)->fd >= 0 ? fchown(H(fi)->fd, uid, gid) : fchownat(g.live_fd, rel(path), uid, gid, AT_SYMLINK_NOFOLLOW);
     if (rc != 0) return -errno;
     if (path) {
@@ -714,6 +778,7 @@ static int lz_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_inf
 
 static int lz_truncate(const char *path, off_t size, struct fuse_file_info *fi) {
     if (is_control(path)) return 0;  // `echo cut > .lazyfs` truncates first
+    if (g.dead) return -EIO;  // the power is off
     int fd = fi && H(fi)->fd >= 0 ? H(fi)->fd : openat(g.live_fd, rel(path), O_WRONLY | O_CLOEXEC);
     if (fd < 0) return -errno;
     truncating(fd, size);
@@ -724,6 +789,7 @@ static int lz_truncate(const char *path, off_t size, struct fuse_file_info *fi) 
 
 static int lz_utimens(const char *path, const struct timespec tv[2], struct fuse_file_info *fi) {
     if (is_control(path)) return 0;
+    if (g.dead) return -EIO;  // the power is off
     int rc = fi && H(fi)->fd >= 0 ? futimens(H(fi)->fd, tv) : utimensat(g.live_fd, rel(path), tv, AT_SYMLINK_NOFOLLOW);
     return rc == 0 ? 0 : -errno;
 }
@@ -753,6 +819,7 @@ static int open_live(const char *path, struct fuse_file_info *fi, int create, mo
 
 static int lz_create(const char *path, mode_t mode, struct fuse_file_info *fi) {
     if (is_control(path)) return -EEXIST;
+    if (g.dead) return -EIO;  // the power is off
     return open_live(path, fi, 1, mode);
 }
 
@@ -764,6 +831,7 @@ static int lz_open(const char *path, struct fuse_file_info *fi) {
         fi->direct_io = 1;
         return 0;
     }
+    if (g.dead) return -EIO;  // the power is off
     return open_live(path, fi, 0, 0);
 }
 
@@ -776,6 +844,7 @@ static int lz_read(const char *path, char *buf, size_t size, off_t offset, struc
         memcpy(buf, h->text + offset, n);
         return (int)n;
     }
+    if (g.dead) return -EIO;  // the power is off
     ssize_t n = pread(h->fd, buf, size, offset);
     return n < 0 ? -errno : (int)n;
 }
@@ -791,6 +860,32 @@ static int control_command(const char *buf, size_t size) {
         int rc = power_cut();
         return rc == 0 ? (int)size : rc;
     }
+    if (strcmp(command, "arm") == 0 || strcmp(command, "disarm") == 0) {
+        free(g.armed_path);
+        g.armed_path = NULL;
+        if (command[0] == 'd') return (int)size;
+        // "arm write /path" or "arm fsync /path"
+        char text[PATH_MAX + 16] = {0};
+        memcpy(text, buf, size < sizeof text - 1 ? size : sizeof text - 1);
+        text[strcspn(text, "\r\n")] = 0;
+        char *kind = text + 3;
+        while (*kind == ' ') kind++;
+        char *target = strchr(kind, ' ');
+        if (!target) return -EINVAL;
+        *target++ = 0;
+        while (*target == ' ') target++;
+        char *count = strchr(target, ' ');
+        g.armed_count = 1;
+        if (count) {
+            *count++ = 0;
+            g.armed_count = strtol(count, NULL, 10);
+            if (g.armed_count < 1) return -EINVAL;
+        }
+        if ((strcmp(kind, "write") != 0 && strcmp(kind, "fsync") != 0) || target[0] != '/') return -EINVAL;
+        g.armed_fsync = kind[0] == 'f';
+        if (!(g.armed_path = strdup(target))) abort();
+        return (int)size;
+    }
     if (strcmp(command, "reset") == 0) {
         uint64_t open_files = c.open_files;
         memset(&c, 0, sizeof c);
@@ -798,13 +893,14 @@ static int control_command(const char *buf, size_t size) {
         stats_reset();
         return (int)size;
     }
-    note("unknown control command '%s' (cut, reset)", command);
+    note("unknown control command '%s' (cut, reset, arm, disarm)", command);
     return -EINVAL;
 }
 
 static int lz_write(const char *path, const char *buf, size_t size, off_t offset, struct fuse_file_info *fi) {
     struct handle *h = H(fi);
     if (h->fd < 0) return control_command(buf, size);
+    if (g.dead || fires(path, 0)) return -EIO;
     ssize_t n = pwrite(h->fd, buf, size, offset);
     if (n < 0) return -errno;
     wrote(path, h->fd, offset, offset + n);
@@ -840,11 +936,13 @@ static int lz_release(const char *path, struct fuse_file_info *fi) {
 static int lz_fsync(const char *path, int datasync, struct fuse_file_info *fi) {
     struct handle *h = H(fi);
     if (h->fd < 0) return 0;
+    if (g.dead || fires(path, 1)) return -EIO;
     if (datasync) c.fdatasyncs++; else c.fsyncs++;
     return sync_file(path, h->fd);
 }
 
 static int lz_fallocate(const char *path, int mode, off_t offset, off_t length, struct fuse_file_info *fi) {
+    if (g.dead) return -EIO;  // the power is off
     struct handle *h = H(fi);
     if (h->fd < 0) return -EOPNOTSUPP;
     if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) return -EOPNOTSUPP;
@@ -892,7 +990,7 @@ static const struct fuse_operations operations = {
 };
 
 static void usage(void) {
-    fprintf(stderr, "usage: lazyfs [--cache DIR] [--no-host-sync] BACKING MOUNTPOINT [FUSE options]\n");
+    fprintf(stderr, "usage: lazyfs [--cache DIR] [--fired FILE] [--no-host-sync] BACKING MOUNTPOINT [FUSE options]\n");
     exit(2);
 }
 
@@ -901,6 +999,7 @@ int main(int argc, char *argv[]) {
     int i = 1;
     for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
         if (strcmp(argv[i], "--cache") == 0 && i + 1 < argc) cache = argv[++i];
+        else if (strcmp(argv[i], "--fired") == 0 && i + 1 < argc) g.fired_file = argv[++i];
         else if (strcmp(argv[i], "--no-host-sync") == 0) g.host_sync = 0;
         else usage();
     }
@@ -937,6 +1036,10 @@ int main(int argc, char *argv[]) {
         note("cannot copy %s into the cache %s: %s", g.durable_path, g.live_path, strerror(errno));
         return 1;
     }
+
+    struct sigaction release_action = {.sa_handler = on_release};
+    sigemptyset(&release_action.sa_mask);
+    sigaction(SIGUSR2, &release_action, NULL);
 
     char *args[64];
     int n = 0;

@@ -14,6 +14,7 @@ journal_size_limit=4 MiB.
                               every 40 rows, so cuts strike checkpoints too
   sqlite-wal.py check DB      opens it read-write (WAL recovery) and prints one JSON line:
                               integrity_check, row count, max, whether rows are 1..max
+                              (no table yet: 0 rows)
 """
 import json
 import os
@@ -64,7 +65,11 @@ def main():
     elif mode == "check":
         db = sqlite3.connect(path, isolation_level=None)
         integrity = [row[0] for row in db.execute("PRAGMA integrity_check")]
-        count, top = db.execute("SELECT COUNT(*), COALESCE(MAX(n), 0) FROM t").fetchone()
+        # A writer killed before its first commit leaves no table: no row was acknowledged.
+        if db.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 't'").fetchone()[0] == 0:
+            count, top = 0, 0
+        else:
+            count, top = db.execute("SELECT COUNT(*), COALESCE(MAX(n), 0) FROM t").fetchone()
         print(json.dumps({"integrity": integrity, "count": count, "max": top, "contiguous": count == top}))
         db.close()
     else:

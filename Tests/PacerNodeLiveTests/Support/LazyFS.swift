@@ -17,6 +17,8 @@ final class LazyFS: Sendable {
     let backing: URL
     let process: TestProcess
     let logFile: URL
+    /// Created by lazyfs when an armed cut fires.
+    let firedFile: URL
 
     /// Why the filesystem cannot run on this machine, or nil when it can: FUSE (`/dev/fuse`,
     /// `fusermount3`), a C compiler and libfuse3's headers and library.
@@ -43,11 +45,12 @@ final class LazyFS: Sendable {
             .appendingPathComponent("../../Fixtures/lazyfs/lazyfs.c").standardizedFileURL
     }
 
-    private init(mountpoint: URL, backing: URL, process: TestProcess, logFile: URL) {
+    private init(mountpoint: URL, backing: URL, process: TestProcess, logFile: URL, firedFile: URL) {
         self.mountpoint = mountpoint
         self.backing = backing
         self.process = process
         self.logFile = logFile
+        self.firedFile = firedFile
     }
 
     /// Compiles lazyfs into `directory`.
@@ -80,8 +83,10 @@ final class LazyFS: Sendable {
         try FileManager.default.createDirectory(at: backing, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: mountpoint, withIntermediateDirectories: true)
         let logFile = directory.appendingPathComponent("lazyfs.log")
-        let process = try TestProcess.launch(binary.path, ["--cache", cache.path, backing.path, mountpoint.path], outputFile: logFile)
-        let fs = LazyFS(mountpoint: mountpoint, backing: backing, process: process, logFile: logFile)
+        let firedFile = directory.appendingPathComponent("lazyfs.fired")
+        let process = try TestProcess.launch(
+            binary.path, ["--cache", cache.path, "--fired", firedFile.path, backing.path, mountpoint.path], outputFile: logFile)
+        let fs = LazyFS(mountpoint: mountpoint, backing: backing, process: process, logFile: logFile, firedFile: firedFile)
         // Mounted once the control file answers (it exists only on the mount).
         let deadline = ContinuousClock.now + .seconds(15)
         var st = stat()
@@ -108,6 +113,24 @@ final class LazyFS: Sendable {
     func resetCounters() throws {
         try command("reset")
     }
+
+    /// Arms a cut at an exact moment: the `count`th next `write` to `path` ("/pacer.sqlite"),
+    /// or `fsync` (or fdatasync) of it. When it fires, lazyfs cuts, creates `firedFile` and holds
+    /// that request until `release()`; kill the writer first (it cannot return from the
+    /// request, so it dies without running another instruction). Every operation then fails
+    /// with EIO until the next `cut()`. Every cut disarms.
+    func arm(_ kind: String, _ path: String, count: Int = 1) throws {
+        try command("arm \(kind) \(path) \(count)")
+    }
+
+    /// Lets the request held by a fired cut go (it fails with EIO).
+    func release() {
+        process.send(SIGUSR2)
+    }
+
+    var hasFired: Bool { FileManager.default.fileExists(atPath: firedFile.path) }
+
+    func clearFired() { try? FileManager.default.removeItem(at: firedFile) }
 
     private func command(_ text: String) throws {
         let fd = open(control.path, O_WRONLY | O_CLOEXEC)
