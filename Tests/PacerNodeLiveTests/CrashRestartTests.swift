@@ -124,6 +124,15 @@ final class CrashRun {
     var unprovenRepublishes = 0
     var problems = 0
     var commandCounter = 0
+    /// The suite's name in what the run prints.
+    var name = "CrashRestartTests"
+    /// Runs after every kill, before the node is launched again; `startup`: a launch that
+    /// will be killed during start-up (PowerCutTests: the power cut of its filesystem, checks
+    /// of what the last start left, an exact cut armed in the start-up).
+    var beforeRelaunch: ((_ startup: Bool) async throws -> Void)?
+    /// Runs before each iteration drives the workout, the node running (PowerCutTests: an
+    /// exact cut armed at a checkpoint or a commit).
+    var beforeDrive: (() async throws -> Void)?
 
     // Statistics printed at the end.
     var kills = 0, startupKills = 0, sent = 0, sentWhileDown = 0, accepted = 0, refused = 0
@@ -155,6 +164,7 @@ final class CrashRun {
             // or a few milliseconds after a command went out (while the node receives, writes
             // or answers it).
             let node = self.node
+            try await beforeDrive?()
             if rng.chance(0.4) {
                 try await drive(iteration: iteration, killAfterCommand: Int.random(in: 1...4, using: &rng))
             } else {
@@ -177,13 +187,14 @@ final class CrashRun {
             // topics, the outbox (late finished/expired) not yet settled.
             if rng.chance(0.25) {
                 let launched = node.probe.count
+                try await beforeRelaunch?(true)
                 try await node.launch(waitOnline: false)
                 if rng.chance(0.5) {
                     try await Task.sleep(for: rng.milliseconds(0...700))
                 } else {
                     let deadline = ContinuousClock.now + .seconds(20)
                     while !node.probe.messages(on: node.topic("status"), from: launched).contains(where: { $0.text == "online" }),
-                          ContinuousClock.now < deadline {
+                          ContinuousClock.now < deadline, alive {
                         try await Task.sleep(for: .milliseconds(1))
                     }
                 }
@@ -192,6 +203,7 @@ final class CrashRun {
                 startupKills += 1
             }
             let restartIndex = node.probe.count
+            try await beforeRelaunch?(false)
             try await node.launch()
             try await afterRestart(from: restartIndex, label: "restart \(iteration)")
             if problems > 40 { break }
@@ -201,6 +213,7 @@ final class CrashRun {
         await node.kill()
         lastKillWallMs = wallNowMs()
         let restartIndex = node.probe.count
+        try await beforeRelaunch?(false)
         try await node.launch()
         try await afterRestart(from: restartIndex, label: "final restart")
         try await Task.sleep(for: .seconds(3))
@@ -210,7 +223,7 @@ final class CrashRun {
         let refusals = timerIDs.flatMap { models[$0]!.divergences() }
         for refusal in refusals { problem("the core disagrees with the node: \(refusal)") }
         print("""
-            CrashRestartTests: seed \(seed): \(kills) kills mid-workout and \(startupKills) during start-up in \(ContinuousClock.now - began); \
+            \(name): seed \(seed): \(kills) kills mid-workout and \(startupKills) during start-up in \(ContinuousClock.now - began); \
             \(sent) commands (\(sentWhileDown) while it was down): \(accepted) accepted, \(refused) refused; of those in flight at a kill: \(lateReplies) answered after the restart, \
             \(appliedBeforeKill) found applied before the kill, \(appliedAfterRestart) applied after the restart, \(notApplied) not applied; \
             \(dedupChecks) request ids re-sent across restarts; \(statesChecked) state messages checked against the core; \
@@ -440,7 +453,7 @@ final class CrashRun {
                     // isUnprovenRepublish): noted, not failed. Anything else is a bug.
                     if isUnprovenRepublish(records, first: first, second: index, stateTopic: node.topic(timer, "state"), statusTopic: node.topic("status")) {
                         unprovenRepublishes += 1
-                        print("CrashRestartTests: note: \(key) was published again after a kill that struck between it and the state proving it (\(label))")
+                        print("\(name): note: \(key) was published again after a kill that struck between it and the state proving it (\(label))")
                     } else {
                         problem("\(label): \(type) of \(timer) at revision \(json["revision"]?.int ?? -1) was published twice: \(terminalEvents[key]!)")
                     }
