@@ -222,3 +222,21 @@ test("a node's error names the field it shows under", () => {
   assert.equal(F.fieldOfError(""), null);
   assert.equal(F.fieldOfError("Cannot"), null);
 });
+
+test("a saved workout's spec in a few words, for the list", () => {
+  assert.equal(F.summary({ kind: "interval", work: "45s", rest: "15s", rounds: 10, ack: false, skip_last_rest: true }), "45s / 15s × 10");
+  assert.equal(F.summary({ kind: "interval", work: "1m", rest: "0s", rounds: 12, prepare: "10s" }), "1m × 12");
+  assert.equal(F.summary({ kind: "interval", work: "40s", rest: "20s", rounds: 3, sets: 2, exercises: ["Squat", "Rows"] }), "40s / 20s × 3 × 2 sets · Squat, Rows");
+  assert.equal(F.summary({ kind: "countdown", duration: "12m" }), "countdown 12:00");
+  assert.equal(F.summary({ kind: "rest", duration: "2m", next: "Rows" }), "rest 2:00 → Rows");
+  assert.equal(F.summary({ kind: "stopwatch", target: "20m" }), "stopwatch, target 20m");
+  assert.equal(F.summary({ kind: "program", segments: [{ kind: "work" }] }), "1 block");
+  assert.equal(F.summary(null), "");
+});
+
+test("unchecked (the browser suite's switch): what was typed goes to the node for it to judge", () => {
+  assert.deepEqual(F.buildStart({ kind: "interval", raw: { work: "-5", rest: "", rounds: "0" }, unchecked: true }).body,
+    { action: "start", spec: { kind: "interval", work: "-5", rounds: 0 } });
+  assert.deepEqual(F.buildSpec("program", { blocks: [{ kind: "work", duration: "0" }] }, true).spec, { kind: "program", segments: [{ kind: "work", duration: "0" }] });
+  assert.equal(F.buildStart({ kind: "interval", raw: { work: "-5" } }).body, null, "checked, nothing is sent");
+});

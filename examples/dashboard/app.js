@@ -782,7 +782,7 @@
     const res = await request(app.base + "/cmd", F.deleteWorkout(w.id), 5000);
     if (!res) setText($("err-form"), NO_ANSWER);
     else if (res.reply.ok === false) setText($("err-form"), res.reply.error.message);
-    else showBanner("Removed the workout “" + w.name + "”", "info");
+    else formOk("Removed the workout “" + w.name + "” from the node");
   }
 
   // ---- program blocks ---
@@ -945,6 +945,7 @@
   }
 
   function clearErrors() {
+    setText($("setup-ok"), "");
     for (const fields of Object.values(setup.fields)) for (const e of Object.values(fields)) setErr(e, null);
     for (const g of Object.values(setup.params)) for (const e of Object.values(g)) setErr(e, null);
     for (const li of $("blocks").children) for (const k of ["kind", "duration", "label"]) setErr({ err: li._block.errs[k], input: null }, null);
@@ -984,7 +985,7 @@
     if (res.reply.state) { app.timers.set(o.id, res.reply.state); predictCues(o.id, res.reply.state); }
     $("setup").close();
     if (cfg.timer !== o.id) go(o.id); else render();
-    showBanner(body.start_at ? "“" + (o.name || o.id) + "” starts at " + clockOfDay(body.start_at) : "Started “" + (o.name || o.id) + "”", "info");
+    hideBanner(); // the timer on the screen says it started (or when it will)
   }
 
   /** Save as workout: the form's spec kept on the node under the name, for every phone. */
@@ -1005,7 +1006,15 @@
       showErrors({ [F.fieldOfError(message) || "_"]: message }, o, true);
       return;
     }
-    showBanner((replaces ? "Saved over the workout “" : "Saved the workout “") + o.name + "” on the node", "info");
+    formOk((replaces ? "Saved over the workout “" : "Saved the workout “") + o.name + "” on the node, for every phone");
+  }
+
+  /** A line in the form saying what was done (a banner would sit behind the form). */
+  let okTimer = null;
+  function formOk(text) {
+    setText($("setup-ok"), text);
+    clearTimeout(okTimer);
+    okTimer = setTimeout(() => setText($("setup-ok"), ""), 6000);
   }
 
   // ---- signed in, not in the URL -------------------------------------------------------

@@ -761,7 +761,10 @@ def test_setup_interval(env, pages):
     """At phone size: an interval from the form, with checks as the coach types; it starts on a
     second, wall-sized page."""
     wall = pages.open("?node=%s&timer=tabata&controls=0" % NODE, size=WALL)
+    pages.grant("notifications", "wakeLockScreen")
     wait(lambda: "No such timer" in pages.text("label"), 10, "the wall page waiting for a timer that does not exist yet")
+    wake = pages.js("const w = window.pacerDashboard.wake; return [w.want, !!w.lock, w.error]")
+    check(wake[0] and wake[1], "a wall screen (controls=0) keeps awake: %s" % wake)
     phone = pages.open("?node=%s" % NODE, size=PHONE)
     wait(lambda: len(pages.d.find_elements(By.CSS_SELECTOR, ".card")) >= 7, 10, "the grid on the phone")
     open_new_timer(pages, "Interval")
@@ -779,6 +782,7 @@ def test_setup_interval(env, pages):
     pages.fill("Rounds", "8")
     pages.fill("Exercises", "Burpees, Squats")
     pages.fill("Prepare", "3")
+    pages.js("document.activeElement.blur(); document.getElementById('setup').scrollTop = 0")
     pages.shot("setup-interval-phone")
     t_press = time.time()
     pages.press("Start", "#setup")
@@ -888,7 +892,32 @@ def test_setup_countdown(env, pages, phone):
     wait(lambda: (env.state("kitchen") or {}).get("status") == "running", 5, "the kitchen countdown")
     st = env.state("kitchen")
     check(st["kind"] == "countdown" and st["segment_duration_ms"] == 720000, "a 00:12:00 countdown from the form: %s, %d ms" % (st["kind"], st["segment_duration_ms"]))
-    pages.js("window.pacerDashboard.go(null)")
+    # Set up on the timer's page: the form comes back as it was sent; Start replaces the run.
+    pages.press("Set up", "#controls")
+    wait(lambda: pages.js("return document.getElementById('setup').open"), 5, "the set-up form")
+    check(pages.control("Duration", "#setup").get_attribute("value") == "00:12:00" and pages.control("Timer id", "#setup").get_attribute("readonly") is not None
+          and "running" in pages.text("setup-note"), "Set up: the countdown as sent, its id fixed, %r" % pages.text("setup-note"))
+    pages.fill("Duration", "00:05:00")
+    pages.press("Start", "#setup")
+    wait(lambda: env.state("kitchen")["segment_duration_ms"] == 300000, 5, "the kitchen countdown replaced")
+    check(env.state("kitchen")["status"] == "running", "Set up + Start on a running timer restarts it with the new spec (5:00)")
+    # A rest timer: 1:30 unless changed, a ±15 s stepper, the exercise and the next one.
+    open_new_timer(pages, "Rest timer")
+    check(pages.control("Duration", "#setup").get_attribute("value") == "1:30", "a rest starts at 1:30")
+    pages.press("+15 s", "#setup")
+    pages.press("+15 s", "#setup")
+    pages.press("−15 s", "#setup")
+    check(pages.control("Duration", "#setup").get_attribute("value") == "1:45", "the stepper: +15 +15 −15 = 1:45")
+    check(pages.control("Name", "#setup").get_attribute("value") == "Rest timer", "the name follows the kind until typed")
+    pages.fill("Name", "Rest")
+    pages.fill("Exercise", "Squat")
+    pages.fill("Next exercise", "Rows")
+    pages.press("Start", "#setup")
+    wait(lambda: (env.state("rest") or {}).get("status") == "running", 5, "the rest timer")
+    st = env.state("rest")
+    check(st["segment_duration_ms"] == 105000 and st["label"] == "Squat" and st["next_label"] == "Rows" and st["ack"] is True,
+          "a rest of 1:45 after Squat before Rows, acknowledged at its end")
+    pages.press("Cancel", "#controls")
     open_new_timer(pages, "Countdown")
     pages.fill("Name", "Later")
     pages.fill("Duration", "5:00")
@@ -905,6 +934,35 @@ def test_setup_countdown(env, pages, phone):
     pages.press("Cancel", "#controls")
     wait(lambda: env.state("later")["status"] == "cancelled", 5, "the scheduled start cancelled")
     check(True, "Cancel on a scheduled timer cancels it")
+
+
+def test_setup_program(env, pages):
+    """At wall size: a program of blocks, added, reordered and removed."""
+    h = pages.open("?node=%s" % NODE, size=WALL)
+    wait(lambda: pages.button("New timer"), 10, "New timer")
+    open_new_timer(pages, "Program")
+    pages.fill("Name", "Row and bike")
+    block = lambda n: "#blocks li:nth-child(%d)" % n
+    pages.fill("Duration", "0", block(1))
+    err = pages.js("return document.querySelector('#blocks li:nth-child(1) .err[id$=duration]').textContent")
+    check(err == "segments[0].duration must be between 1 s and 7 days, got 0 s", "a block's duration checks as typed: %r" % err)
+    pages.fill("Duration", "4s", block(1))
+    pages.fill("Label", "Row", block(1))
+    pages.fill("Duration", "3s", block(2))
+    pages.press("Add block", "#setup")
+    pages.fill("Duration", "5s", block(3))
+    pages.fill("Label", "Bike", block(3))
+    pages.press("Up", block(3))
+    order = pages.js("return [...document.querySelectorAll('#blocks li')].map(li => li.querySelector('select').value + ':' + li.querySelectorAll('input')[1].value)")
+    check(order == ["work:Row", "work:Bike", "rest:"], "a block moved up: %s" % order)
+    pages.press("Remove", block(3))
+    pages.shot("setup-program-1920x1080")
+    pages.press("Start", "#setup")
+    wait(lambda: (env.state("row-and-bike") or {}).get("status") == "running", 5, "the program")
+    st = env.state("row-and-bike")
+    check(st["kind"] == "program" and st["segments"] == 2 and st["label"] == "Row" and st["next_label"] == "Bike" and st["segment_duration_ms"] == 4000,
+          "the node runs the blocks in their order: %s then %s, %d segments" % (st["label"], st["next_label"], st["segments"]))
+    pages.close(h)
 
 
 def test_card_controls(env, pages):
@@ -992,6 +1050,8 @@ def test_saved_workouts(env, pages, phone):
     saved = [x for x in w if x["id"] == "hiit-45-15"]
     check(saved and saved[0]["name"] == "HIIT 45/15" and saved[0]["spec"]["work"] == "45s" and saved[0]["spec"]["rounds"] == 10,
           "Save as workout: kept on the node as %s" % (saved and json.dumps(saved[0])))
+    wait(lambda: pages.text("setup-ok"), 3, "the form saying so")
+    check(pages.text("setup-ok").startswith("Saved the workout “HIIT 45/15”"), "the form says: %r" % pages.text("setup-ok"))
     # Only the node knows its presets' names: a workout may not take one.
     pages.fill("Name", "Tabata")
     pages.press("Save as workout", "#setup")
@@ -1167,6 +1227,7 @@ def main():
                          ("the lock screen", lambda: test_media_session(env, pages, phone)),
                          ("a refused spec", lambda: test_refused_spec(env, pages, phone)),
                          ("set up a countdown", lambda: test_setup_countdown(env, pages, phone)),
+                         ("a program of blocks", lambda: test_setup_program(env, pages)),
                          ("each card's controls", lambda: test_card_controls(env, pages)),
                          ("Cancel, Finish, Delete", lambda: test_cancel_finish_delete(env, pages, phone)),
                          ("saved workouts", lambda: test_saved_workouts(env, pages, phone)),
