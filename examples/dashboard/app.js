@@ -65,7 +65,7 @@
   const F = PacerForms, M = PacerMedia;
   const sound = new PacerSound.Sound(localNow, cfg.lagMs);
   const media = { enabled: false, audio: null, handlers: {}, text: "", positionKey: "", timer: null };
-  const wake = { want: false, lock: null, error: null, pending: false };
+  const wake = { want: false, lock: null, error: null, pending: false, refusedAt: 0 };
   const setup = { kind: "interval", mode: "new", timer: null, nameAuto: true, idAuto: true, fields: {}, params: {}, unchecked: false };
   window.pacerDashboard = { app, cfg, sound, media, wake, setup, localNow, nodeNow, go }; // for people debugging, and the tests
 
@@ -1240,13 +1240,14 @@
     if (!("wakeLock" in navigator)) return;
     const st = cfg.timer ? app.timers.get(cfg.timer) : null;
     wake.want = cfg.wake === "0" ? false : !cfg.controls || cfg.wake === "1" || !!(st && (st.status === "running" || st.status === "expired"));
-    if (wake.want && !wake.lock && !wake.pending && !document.hidden) {
+    const refusedLately = wake.refusedAt && localNow() - wake.refusedAt < 30000; // not again at every flip
+    if (wake.want && !wake.lock && !wake.pending && !document.hidden && !refusedLately) {
       wake.pending = true;
       navigator.wakeLock.request("screen").then((lock) => {
         wake.pending = false; wake.error = null; wake.lock = lock;
         lock.addEventListener("release", () => { if (wake.lock === lock) wake.lock = null; });
         if (!wake.want) { lock.release(); }
-      }, (e) => { wake.pending = false; wake.error = String(e && e.message || e); });
+      }, (e) => { wake.pending = false; wake.refusedAt = localNow(); wake.error = String(e && e.message || e); });
     } else if (!wake.want && wake.lock) {
       const l = wake.lock; wake.lock = null; l.release().catch(() => {});
     }
