@@ -73,6 +73,8 @@ sed 's#/usr/local/bin/pacer#/usr/bin/pacer#g' "$here/pacer.service" > "$pkg/lib/
 chmod 0644 "$pkg/lib/systemd/system/pacer.service"
 install -m 0644 "$here/pacer.yaml" "$pkg/etc/pacer/pacer.yaml"
 install -m 0755 "$here/install.sh" "$pkg/usr/share/pacer/install.sh"
+# journald's settings for an SD card: not applied by the package (docs/deployment.md says how).
+install -m 0644 "$here/journald-pacer.conf" "$pkg/usr/share/pacer/journald-pacer.conf"
 for f in pacer.conf acl.example bridge.example.conf; do
   install -m 0644 "$here/mosquitto/$f" "$pkg/usr/share/pacer/mosquitto/$f"
 done

@@ -2,12 +2,14 @@
 # Installs Pacer on Raspberry Pi OS / Debian bookworm (arm64 or x86-64): the apt packages,
 # the binary (built here in release mode, or given with --binary), a default configuration,
 # the systemd unit, the wall-clock dashboard, the mosquitto configuration with passwords and
-# ACL, a system user and the state directory; then enables and starts the service.
+# ACL, journald's settings for an SD card, a system user and the state directory; then enables
+# and starts the service.
 # Safe to run again (an upgrade is the same command). See docs/deployment.md.
 #
 #   sudo deploy/install.sh                      build and install
 #   sudo deploy/install.sh --binary ./pacer     install this binary instead of building
 #   sudo deploy/install.sh --no-broker          leave mosquitto alone (another broker)
+#   sudo deploy/install.sh --no-journald        leave journald's settings alone
 #   sudo deploy/install.sh --broker-only        only the mosquitto part (after the .deb)
 #   sudo deploy/install.sh --uninstall [--purge]
 #   deploy/install.sh --dry-run ...             print every step, change nothing
@@ -23,7 +25,7 @@ note() { echo "install.sh: $*"; }
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=${DESTDIR:-/}
-binary='' dry=false mode=install purge=false broker=true
+binary='' dry=false mode=install purge=false broker=true journald=true
 
 while (($#)); do
   case $1 in
@@ -36,6 +38,7 @@ while (($#)); do
     --purge) mode=uninstall; purge=true ;;
     --broker-only) mode=broker ;;
     --no-broker) broker=false ;;
+    --no-journald) journald=false ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac
@@ -80,6 +83,7 @@ step() { echo "== $*"; }
 unit_src=$here/pacer.service
 config_src=$here/pacer.yaml
 mosq_src=$here/mosquitto
+journald_src=$here/journald-pacer.conf
 dash_src=$here/../examples/dashboard
 [[ -d $here/dashboard ]] && dash_src=$here/dashboard
 docs_src=()
@@ -97,6 +101,7 @@ mosq_acl=$R/etc/mosquitto/pacer.acl
 mosq_passwd=$R/etc/mosquitto/passwd
 node_password=$etc/mqtt-password
 node_env=$etc/pacer.env
+journald_dst=$R/etc/systemd/journald.conf.d/pacer.conf
 
 # The ids of a user and group in R's /etc/passwd and /etc/group (names would resolve on the
 # host, which is not R's).
@@ -149,6 +154,13 @@ record_sum() {
   $dry && return 0
   install -d -m 0755 "$etc"
   { [[ -f $sums ]] && awk -v f="${dst#"$R"}" '$2 != f' "$sums"; echo "$sum ${dst#"$R"}"; } > "$sums.new"
+  mv "$sums.new" "$sums"
+}
+forget_sum() {
+  [[ -n $(installed_sum "$1") ]] || return 0
+  echo "+ (forget ${1#"$R"}'s default in ${sums#"$R"})"
+  $dry && return 0
+  awk -v f="${1#"$R"}" '$2 != f' "$sums" > "$sums.new"
   mv "$sums.new" "$sums"
 }
 install_conffile() {
@@ -331,6 +343,22 @@ setup_broker() {
   fi
 }
 
+# journald: a persistent journal of bounded size (a drop-in; docs/deployment.md, "SD cards").
+setup_journald() {
+  step "journald: ${journald_dst#"$R"}"
+  local before=$changes
+  ensure_dir 0755 "" "$(dirname "$journald_dst")"
+  install_conffile 0644 "" "$journald_src" "$journald_dst"
+  if ((changes == before)); then
+    echo "   journald runs with these settings already"
+  elif $services; then
+    # journald keeps the services' log streams across a restart (its file descriptor store).
+    run "$systemctl" restart systemd-journald || note "warning: journald did not restart: journalctl -u systemd-journald -n 20"
+  else
+    echo "   not restarted: systemd is not running here; on the Pi: sudo systemctl restart systemd-journald"
+  fi
+}
+
 start_service() {
   step "enabling and starting pacer.service"
   if ! $services && ! $live; then
@@ -381,17 +409,28 @@ uninstall() {
   else
     echo "   skipped: systemd is not running here"
   fi
-  step "removing the binary, unit, dashboard, documentation and mosquitto snippet"
-  local f
+  step "removing the binary, unit, dashboard, documentation, mosquitto snippet and journald drop-in"
+  local f journald_changed=false
   for f in "$bin_dst" "$unit_dst" "$mosq_conf" "$mosq_conf.dist" "$etc/pacer.yaml.dist"; do
     if [[ -e $f || -L $f ]]; then run rm -f "$f"; fi
   done
+  # The journald drop-in only when this script installed it (its default is on record).
+  if [[ -n $(installed_sum "$journald_dst") ]]; then
+    for f in "$journald_dst" "$journald_dst.dist"; do
+      if [[ -e $f || -L $f ]]; then run rm -f "$f"; journald_changed=true; fi
+    done
+    forget_sum "$journald_dst"
+  fi
+  if $journald_changed && ! $dry && [[ -z $(ls -A "$(dirname "$journald_dst")") ]]; then
+    run rmdir "$(dirname "$journald_dst")"
+  fi
   for f in "$share" "$doc_dst"; do
     if [[ -e $f ]]; then run rm -rf "$f"; fi
   done
   if $services; then
     run "$systemctl" daemon-reload
     if "$systemctl" is-active --quiet mosquitto; then run "$systemctl" restart mosquitto; fi
+    if $journald_changed; then run "$systemctl" restart systemd-journald || true; fi
   fi
   if ! $purge; then
     note "kept /etc/pacer (configuration), /var/lib/pacer (timers, history), ${mosq_acl#"$R"} and the broker account 'pacer'; --purge removes them too"
@@ -420,6 +459,7 @@ case $mode in
     build_binary
     create_user
     install_files
+    if $journald; then setup_journald; else step "journald: left alone (--no-journald)"; fi
     if $broker; then setup_broker; else step "mosquitto: left alone (--no-broker)"; fi
     start_service
     summary
