@@ -25,9 +25,12 @@ def free_port():
     s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
 
 
-def wait_port(port, timeout=10):
+def wait_port(port, timeout=10, proc=None):
+    """Waits until something listens on 127.0.0.1:`port` (`proc`: the process that should)."""
     end = time.time() + timeout
     while time.time() < end:
+        if proc is not None and proc.poll() is not None:
+            raise SystemExit(f"{proc.args[0]} exited ({proc.returncode})")
         try:
             socket.create_connection(("127.0.0.1", port), 0.2).close(); return
         except OSError:
@@ -72,37 +75,42 @@ class Node:
         return usage.ru_oublock * 512
 
 
-def pub(port, topic, payload, qos=1):
-    subprocess.run(["mosquitto_pub", "-p", str(port), "-t", topic, "-m", payload, "-q", str(qos)], check=True)
-
-
-def wait_online(port, node, timeout=30):
+def wait_online(port, node=None, timeout=30, base=BASE):
     """Waits for `online` on the status topic (a stopped node's retained `offline` comes first)."""
-    sub = subprocess.Popen(["mosquitto_sub", "-p", str(port), "-t", f"{BASE}/status", "-W", str(timeout)],
+    sub = subprocess.Popen(["mosquitto_sub", "-p", str(port), "-t", f"{base}/status", "-W", str(timeout)],
                            stdout=subprocess.PIPE, text=True)
     for line in sub.stdout:
         if line.strip() == "online":
             sub.terminate(); sub.wait()
             return
     sub.wait()
-    raise SystemExit(f"the node never said online; its output ends:\n{node.tail.decode(errors='replace')}")
+    tail = node.tail.decode(errors="replace") if node is not None else ""
+    raise SystemExit(f"the node never said online; its output ends:\n{tail}")
 
 
-def request(port, topic, body, timeout=10):
-    """Sends a command and waits for its reply on <base>/reply (matched by id)."""
-    sub = subprocess.Popen(["mosquitto_sub", "-p", str(port), "-t", f"{BASE}/reply", "-W", str(timeout)],
+def request(port, topic, body, timeout=10, base=BASE, expect_ok=True):
+    """Sends a command (a dict, or raw text) and waits for its reply on <base>/reply (matched by
+    id); None when none comes."""
+    sub = subprocess.Popen(["mosquitto_sub", "-p", str(port), "-t", f"{base}/reply", "-W", str(timeout)],
                            stdout=subprocess.PIPE, text=True)
     time.sleep(0.05)
-    pub(port, topic, json.dumps(body))
+    rid = body["id"] if isinstance(body, dict) else None
+    subprocess.run(["mosquitto_pub", "-p", str(port), "-t", topic, "-q", "1", "-s"],
+                   input=(json.dumps(body) if isinstance(body, dict) else body).encode(), check=True)
     for line in sub.stdout:
-        reply = json.loads(line)
-        if reply.get("id") == body["id"]:
+        try:
+            reply = json.loads(line)
+        except ValueError:
+            continue
+        if rid is None or reply.get("id") == rid:
             sub.terminate(); sub.wait()
-            if not reply.get("ok"):
+            if expect_ok and not reply.get("ok"):
                 raise SystemExit(f"the node refused {body}: {reply}")
             return reply
     sub.wait()
-    raise SystemExit(f"no reply to {body}")
+    if expect_ok:
+        raise SystemExit(f"no reply to {body}")
+    return None
 
 
 def page_size(data):

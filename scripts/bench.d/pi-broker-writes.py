@@ -44,6 +44,27 @@ Without root or loop devices, only write_bytes is measured.
 """
 import argparse, json, os, pwd, shutil, signal, socket, subprocess, sys, tempfile, threading, time
 
+import importlib.util
+
+# The helpers gymday.py (beside this file) has: ports, commands and the node's `online`.
+_spec = importlib.util.spec_from_file_location("gymday", os.path.join(os.path.dirname(os.path.abspath(__file__)), "gymday.py"))
+gymday = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(gymday)
+free_port = gymday.free_port
+
+
+def wait_port(port, proc, timeout=10):
+    gymday.wait_port(port, timeout, proc)
+
+
+def request(port, topic, body, timeout=10):
+    return gymday.request(port, topic, body, timeout, base=BASE)
+
+
+def wait_online(port, timeout=30):
+    gymday.wait_online(port, None, timeout, base=BASE)
+
+
 BASE = "pacer/gymday"
 NODE = "gymday"
 DAY_TRANSITIONS = 8_640
@@ -53,22 +74,6 @@ DAY_SECONDS = 24 * 3600
 TIMERS = ["a", "b", "c"]
 MAX_QUEUED = 1000
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-
-
-def free_port():
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
-
-
-def wait_port(port, proc, timeout=10):
-    end = time.time() + timeout
-    while time.time() < end:
-        if proc.poll() is not None:
-            raise SystemExit(f"mosquitto exited ({proc.returncode})")
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.2).close(); return
-        except OSError:
-            time.sleep(0.05)
-    raise SystemExit(f"nothing listens on 127.0.0.1:{port}")
 
 
 def write_bytes(pid):
@@ -224,32 +229,6 @@ def diff(after, before):
         if v[0] - b[0]:
             out[k] = [v[0] - b[0], v[1] - b[1]]
     return out
-
-
-def request(port, topic, body, timeout=10):
-    sub = subprocess.Popen(["mosquitto_sub", "-p", str(port), "-t", f"{BASE}/reply", "-W", str(timeout)],
-                           stdout=subprocess.PIPE, text=True)
-    time.sleep(0.1)
-    subprocess.run(["mosquitto_pub", "-p", str(port), "-t", topic, "-m", json.dumps(body), "-q", "1"], check=True)
-    for line in sub.stdout:
-        reply = json.loads(line)
-        if reply.get("id") == body["id"]:
-            sub.terminate(); sub.wait()
-            if not reply.get("ok"):
-                raise SystemExit(f"the node refused {body}: {reply}")
-            return reply
-    sub.wait()
-    raise SystemExit(f"no reply to {body}")
-
-
-def wait_online(port, timeout=30):
-    sub = subprocess.Popen(["mosquitto_sub", "-p", str(port), "-t", f"{BASE}/status", "-W", str(timeout)],
-                           stdout=subprocess.PIPE, text=True)
-    for line in sub.stdout:
-        if line.strip() == "online":
-            sub.terminate(); sub.wait(); return
-    sub.wait()
-    raise SystemExit("the node never said online")
 
 
 def run_case(args, work, disks, name, settings, phone, seconds):

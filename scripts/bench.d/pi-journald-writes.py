@@ -29,21 +29,28 @@ import argparse, json, os, shutil, signal, socket, subprocess, sys, tempfile, th
 
 BASE = "pacer/logday"
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-JOURNALD = next((p for p in ["/lib/systemd/systemd-journald", "/usr/lib/systemd/systemd-journald"] if os.path.exists(p)), None)
+import importlib.util
 
-
-def free_port():
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
+# The helpers gymday.py (beside this file) has: ports, commands and the node's `online`.
+_spec = importlib.util.spec_from_file_location("gymday", os.path.join(os.path.dirname(os.path.abspath(__file__)), "gymday.py"))
+gymday = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(gymday)
+free_port = gymday.free_port
 
 
 def wait_port(port, timeout=10):
-    end = time.time() + timeout
-    while time.time() < end:
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.2).close(); return
-        except OSError:
-            time.sleep(0.05)
-    raise SystemExit(f"nothing listens on 127.0.0.1:{port}")
+    gymday.wait_port(port, timeout)
+
+
+def request(port, topic, body, timeout=10, expect_ok=True):
+    return gymday.request(port, topic, body, timeout, base=BASE, expect_ok=expect_ok)
+
+
+def wait_online(port, timeout=30):
+    gymday.wait_online(port, None, timeout, base=BASE)
+
+
+JOURNALD = next((p for p in ["/lib/systemd/systemd-journald", "/usr/lib/systemd/systemd-journald"] if os.path.exists(p)), None)
 
 
 class Broker:
@@ -176,37 +183,6 @@ class Node:
 
 def pub(port, topic, payload):
     subprocess.run(["mosquitto_pub", "-p", str(port), "-t", topic, "-q", "1", "-s"], input=payload.encode(), check=True)
-
-
-def request(port, topic, body, timeout=10, expect_ok=True):
-    """Sends a command (a dict, or raw text) and waits for its reply on <base>/reply."""
-    sub = subprocess.Popen(["mosquitto_sub", "-p", str(port), "-t", f"{BASE}/reply", "-W", str(timeout)],
-                           stdout=subprocess.PIPE, text=True)
-    time.sleep(0.1)
-    rid = body["id"] if isinstance(body, dict) else None
-    pub(port, topic, json.dumps(body) if isinstance(body, dict) else body)
-    for line in sub.stdout:
-        try:
-            reply = json.loads(line)
-        except ValueError:
-            continue
-        if rid is None or reply.get("id") == rid:
-            sub.terminate(); sub.wait()
-            if expect_ok and not reply.get("ok"):
-                raise SystemExit(f"the node refused {body}: {reply}")
-            return reply
-    sub.wait()
-    return None
-
-
-def wait_online(port, timeout=30):
-    sub = subprocess.Popen(["mosquitto_sub", "-p", str(port), "-t", f"{BASE}/status", "-W", str(timeout)],
-                           stdout=subprocess.PIPE, text=True)
-    for line in sub.stdout:
-        if line.strip() == "online":
-            sub.terminate(); sub.wait(); return
-    sub.wait()
-    raise SystemExit("the node never said online")
 
 
 REFUSED = [  # (what, topic suffix, payload)
