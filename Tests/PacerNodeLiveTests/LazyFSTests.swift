@@ -155,7 +155,16 @@ struct LazyFSTests {
                 if rng.chance(0.5) { try fs.arm("write", "/w.sqlite", count: Int.random(in: 1...6, using: &rng)) }
                 let output = work.appendingPathComponent("writer-\(round).log")
                 let writer = try TestProcess.launch(try python3(), [script, "writer", database.path], outputFile: output)
-                let deadline = ContinuousClock.now + rng.milliseconds(50...600)
+                // A quarter of the rounds: killed while it starts (creating the table, recovering
+                // the WAL); the others once it has acknowledged a first row (a loaded machine
+                // starts Python slowly), then at a random instant.
+                if !rng.chance(0.25) {
+                    let started = ContinuousClock.now + .seconds(20)
+                    while ContinuousClock.now < started, !writer.output.contains("\n"), !fs.hasFired, writer.isRunning {
+                        try await Task.sleep(for: .milliseconds(2))
+                    }
+                }
+                let deadline = ContinuousClock.now + rng.milliseconds(0...500)
                 while ContinuousClock.now < deadline, !fs.hasFired { try await Task.sleep(for: .milliseconds(2)) }
                 let fired = fs.hasFired
                 if fired {

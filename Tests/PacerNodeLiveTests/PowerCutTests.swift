@@ -29,9 +29,9 @@ import Glibc
 /// corrupt, and never failed to start).
 ///
 /// Knobs (environment):
-/// - `PACER_POWERCUT_ITERATIONS` (default 30, about 80 s): kills mid-workout, each followed by
+/// - `PACER_POWERCUT_ITERATIONS` (default 30, about 70 s): kills mid-workout, each followed by
 ///   a cut (start-up kills add about a quarter more cuts). The long run of docs/RELIABILITY.md:
-///   `PACER_POWERCUT_ITERATIONS=1000 swift test --filter PowerCutTests` (about 45 min).
+///   `PACER_POWERCUT_ITERATIONS=1000 swift test --filter PowerCutTests` (about 35 min).
 /// - `PACER_POWERCUT_SEED`: repeat a run's random choices (printed at the start).
 ///   A failed run keeps the node's directory: `disk/` (what was synced at the last cut), the
 ///   node's log of every start, lazyfs's log.
