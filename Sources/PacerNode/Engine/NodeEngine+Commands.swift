@@ -230,7 +230,7 @@ extension NodeEngine {
         if Presets.builtIn[id] != nil || configuration.presets[id] != nil {
             return .failure(.init(.invalidArgument, "'\(id)' is a preset \(Presets.builtIn[id] != nil ? "built into Pacer" : "of the node's configuration"); save the workout under another id"))
         }
-        if workouts.presets[id] == nil && workouts.count >= ProtocolLimits.maxWorkouts {
+        if !workouts.contains(id) && workouts.count >= ProtocolLimits.maxWorkouts {
             return .failure(.init(.invalidArgument, "the node keeps at most \(ProtocolLimits.maxWorkouts) saved workouts; delete one first"))
         }
         let spec: TimerSpec
@@ -252,7 +252,7 @@ extension NodeEngine {
     private func deleteWorkout(_ id: String, into output: inout EngineOutput) -> Result<CommandResult, ReplyError> {
         let before = workouts
         guard workouts.remove(id) else {
-            let known = workouts.presets.keys.sorted()
+            let known = workouts.ids
             return .failure(.init(.unknownWorkout, "there is no saved workout '\(id)'" + (known.isEmpty ? "" : "; saved: \(known.prefix(20).joined(separator: ", "))")))
         }
         if output.workoutsBefore == nil { output.workoutsBefore = before }

@@ -108,7 +108,7 @@ extension NodeEngine {
         }
         batch.deleteTimers = output.deletedTimers
         if output.workoutsChanged {
-            batch.meta[SavedWorkouts.metaKey] = String(decoding: JSONCoding.encode(workouts.json), as: UTF8.self)
+            batch.meta[SavedWorkouts.metaKey] = String(decoding: workouts.document, as: UTF8.self)
         }
         batch.shiftRequestsMs = upkeep.requestShiftMs
         batch.requests = output.requests
@@ -294,7 +294,7 @@ extension NodeEngine {
     /// A timer event on its `event` topic (not retained).
     /// The retained `<base>/workouts`.
     func publishWorkouts() async {
-        await publish(to: topics.workouts, JSONCoding.encode(workouts.json), retain: true)
+        await publish(to: topics.workouts, workouts.document, retain: true)
     }
 
     func publishEvent(_ event: TimerEvent) async {
