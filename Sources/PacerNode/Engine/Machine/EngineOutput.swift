@@ -3,7 +3,8 @@ import PacerStore
 import PacerProtocol
 
 /// What handling one input decided to write and publish. Built by the handlers, carried out
-/// by `NodeEngine.commit(_:)` — the one place where the node writes and publishes.
+/// by the shell (`NodeEngine.commit`) through `EngineMachine.batch` and `afterWrite` — the one
+/// place where the node writes and publishes.
 struct EngineOutput {
     struct Reply {
         var topic: String
@@ -13,12 +14,15 @@ struct EngineOutput {
         /// bytes with the ledger and the store.
         var payload: [UInt8]
         var correlationData: [UInt8]?
+        /// A `history` request: the shell reads the store and writes `payload` from it.
+        var history: HistoryQuery?
 
-        init(topic: String, id: JSONValue, payload: [UInt8], correlationData: [UInt8]?) {
+        init(topic: String, id: JSONValue, payload: [UInt8], correlationData: [UInt8]?, history: HistoryQuery? = nil) {
             self.topic = topic
             self.id = id
             self.payload = payload
             self.correlationData = correlationData
+            self.history = history
         }
 
         /// A reply written from its value; its `id` member is kept.
@@ -154,6 +158,7 @@ struct EngineOutput {
         replies = replies.map { reply in
             var reply = reply
             reply.payload = JSONCoding.encode(error.reply(id: reply.id))
+            reply.history = nil
             return reply
         }
     }

@@ -7,11 +7,6 @@ extension NodeEngine {
     /// The most commands written in one transaction.
     static let maxGroupedCommands = 16
 
-    /// A message the engine handles as a command (what `route` sends to `command`).
-    nonisolated func isCommand(_ message: MQTTMessage) -> Bool {
-        !message.retain && (message.topic == topics.command || topics.timerID(ofCommandTopic: message.topic) != nil)
-    }
-
     /// Handles `first` and the commands queued right behind it (up to `maxGroupedCommands`)
     /// one by one, as `handle` would, then commits them together: one write, then the timers'
     /// topics, then every reply in order. When the write fails, every command of the group is
@@ -29,13 +24,12 @@ extension NodeEngine {
             await handle(.deadline)  // as in `handle`: flips due before the burst come first
         }
         var output = EngineOutput()
-        checkClock(&output)
-        let now = clock.now()
+        let now = begin(&output)
         var message = first
         var count = 0
         while true {
             var one = EngineOutput()
-            route(message, now: now, into: &one)  // a command (`isCommand`), by the same path as alone
+            machine.route(message, now: now, into: &one)  // a command (`isCommand`), by the same path as alone
             output.absorb(one)
             count += 1
             guard one.deletedTimers.isEmpty, count < Self.maxGroupedCommands,
@@ -75,7 +69,7 @@ extension NodeEngine {
             case .message(let message)?:
                 return message
             case .delivered(let report)?:
-                await deliveryReported(report, now: clock.now())
+                await delivered(report)
                 yields = 0
             default:
                 // Another kind of input is next, or none is queued and none is on its way
@@ -87,6 +81,15 @@ extension NodeEngine {
             }
         }
         return nil
+    }
+
+    /// A delivery report taken in passing: it only adds its event to the marks the group's
+    /// write carries (or ends a plain topics' hold), so it changes nothing a command sees.
+    private func delivered(_ report: MQTTDeliveryReport) async {
+        guard let token = tokens.removeValue(forKey: report.token) else { return }
+        let now = clock.now()
+        machine.delivered(MQTTDeliveryReport(token: token, reasonCode: report.reasonCode), now: now)
+        await perform(machine.takeEffects(), now: now)
     }
 
     /// Yields in a row that brought no input before a group ends.

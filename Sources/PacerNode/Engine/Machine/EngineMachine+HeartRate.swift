@@ -2,9 +2,9 @@ import Logging
 import Mosquitto
 import PacerCore
 
-extension NodeEngine {
+extension EngineMachine {
     /// A message on a heart-rate source topic.
-    func heartRateMessage(_ message: MQTTMessage, now: Millis, into output: inout EngineOutput) {
+    mutating func heartRateMessage(_ message: MQTTMessage, now: Millis, into output: inout EngineOutput) {
         switch heartRate.receive(topic: message.topic, payload: message.payload, now: now) {
         case .notASource:
             logger.debug("message on an unexpected topic", metadata: ["topic": "\(printable(message.topic, limit: 200))"])
@@ -22,7 +22,7 @@ extension NodeEngine {
 
     /// The source went quiet for the staleness window: its timers show an empty `hr`
     /// (the snapshot no longer has a reading, so `publishTimer` publishes it empty).
-    func heartRateWentStale(_ source: String, now: Millis, into output: inout EngineOutput) {
+    mutating func heartRateWentStale(_ source: String, now: Millis, into output: inout EngineOutput) {
         guard heartRate.current(source, now: now) == nil else {
             if let stale = heartRate.staleAt(source) { deadlines.set(.heartRate(source), at: stale) }
             return
@@ -35,7 +35,7 @@ extension NodeEngine {
         timers.ids.filter { timers.read($0) { heartRate.sourceName(for: $0.machine.spec.hrSource) == source } ?? false }
     }
 
-    private func logOnce(_ source: String, _ message: Logger.Message, _ detail: String) {
+    private mutating func logOnce(_ source: String, _ message: Logger.Message, _ detail: String) {
         guard heartRate.isFirstProblem(of: source) else { return }
         logger.warning(message, metadata: ["source": "\(source)", "value": "\(detail)"])
     }

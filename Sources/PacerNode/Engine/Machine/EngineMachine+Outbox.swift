@@ -3,8 +3,8 @@ import Mosquitto
 import PacerCore
 import PacerStore
 
-/// The engine's side of the `EventOutbox`: feeding it and carrying out its actions.
-extension NodeEngine {
+/// The machine's side of the `EventOutbox`: feeding it and carrying out its actions.
+extension EngineMachine {
     var stateFilter: String { "\(topics.base)/timers/+/state" }
 
     /// Up to this many held timers, the check subscribes to each one's `state` topic; above,
@@ -25,44 +25,31 @@ extension NodeEngine {
     /// or held back together.
     var linkUp: Bool { outbox.isLinkUp }
 
-    /// A new connection: marks what the broker acknowledged, reads the store's outbox and
-    /// starts the check (subscribing before anything is republished, so the broker sends the
-    /// retained states of the previous run before our new ones replace them).
-    func beginOutboxCheck(now: Millis) async {
-        var pending: [EventRecord] = []
-        if let store {
-            // Events the broker already acknowledged are delivered: marked before the check
-            // reads the outbox, so it never publishes them again.
-            await writeMarks(takeMarks(), to: store)
-            do { pending = try store.unpublishedEvents() } catch {
-                logger.error("could not read the event outbox", metadata: ["error": "\(error)"])
-            }
-        }
-        await perform(outbox.connected(pending: pending, now: now), now: now)
+    /// A new connection: starts the check with the store's unpublished events (`pending`,
+    /// read after `marksBeforeOutboxCheck` were written), subscribing before anything is
+    /// republished, so the broker sends the retained states of the previous run before our
+    /// new ones replace them.
+    mutating func beginOutboxCheck(pending: [EventRecord], now: Millis) {
+        perform(outbox.connected(pending: pending, now: now), now: now)
         // A connect republishes every retained topic (and Home Assistant's configs): a burst
         // of messages freed once sent. Their pages go back to the system afterwards.
-        HeapTrim.later()
+        emit(.trimHeap)
     }
+
+    /// On a (re)connect, before the store's outbox is read: the events the broker already
+    /// acknowledged, which the shell marks published first, so the check never publishes
+    /// them again.
+    mutating func marksBeforeOutboxCheck() -> [Int64] { takeMarks() }
 
     /// The acknowledged events to mark published in the write about to be made; clears the
     /// `.marks` deadline.
-    func takeMarks() -> [Int64] {
+    mutating func takeMarks() -> [Int64] {
         deadlines.set(.marks, at: nil)
         return outbox.takeMarks()
     }
 
-    /// Marks events published in a write of their own (the outbox check cannot wait for one).
-    private func writeMarks(_ seqs: [Int64], to store: any EngineStore) async {
-        guard !seqs.isEmpty else { return }
-        var marks = StoreBatch()
-        marks.markPublished = seqs
-        do { _ = try await store.commit(marks) } catch {
-            logger.error("could not mark events as published", metadata: ["error": "\(error)"])
-        }
-    }
-
     /// A message on one of our own `state` topics: during the outbox check, a retained state.
-    func retainedState(_ message: MQTTMessage, timer id: String, now: Millis, into output: inout EngineOutput) {
+    mutating func retainedState(_ message: MQTTMessage, timer id: String, now: Millis, into output: inout EngineOutput) {
         // Only a held timer's state settles anything: the others are not decoded.
         guard message.retain, outbox.isHolding(id) else { return }
         // `.int` is nil for a number that is not a whole Int (a retained `1e19` trapped here).
@@ -70,12 +57,12 @@ extension NodeEngine {
         if outbox.retainedState(timer: id, revision: revision) { output.settleOutbox = true }
     }
 
-    /// The broker acknowledged a tracked publish. A connect's last state ends the plain topics'
-    /// hold (NodeEngine+PlainLink.swift). An event reached the broker, so it is marked
-    /// published in the next write (or at the `.marks` deadline). Unmarked until then, a
-    /// restart settles it by the outbox check, which is right either way.
-    func deliveryReported(_ report: MQTTDeliveryReport, now: Millis) async {
-        if await plainHoldDelivered(report.token, now: now) { return }
+    /// The broker acknowledged a tracked publish (`token` is the machine's own). A connect's
+    /// last state ends the plain topics' hold (EngineMachine+PlainLink.swift). An event reached
+    /// the broker, so it is marked published in the next write (or at the `.marks` deadline).
+    /// Unmarked until then, a restart settles it by the outbox check, which is right either way.
+    mutating func delivered(_ report: MQTTDeliveryReport, now: Millis) {
+        if plainHoldDelivered(report.token, now: now) { return }
         switch outbox.delivered(token: report.token, accepted: report.isAccepted, now: now) {
         case .unknown:
             return
@@ -88,33 +75,25 @@ extension NodeEngine {
             logger.error("the broker refused an event; it stays in the outbox and is retried at the next connect",
                          metadata: ["seq": "\(seq)", "reason": "\(report.reasonCode)", "fix": "\(fix)"])
         case .accepted(let actions):
-            await perform(actions, now: now)
+            perform(actions, now: now)
         }
     }
 
     /// Carries out the outbox's actions, in order.
-    func perform(_ actions: [EventOutbox.Action], now: Millis) async {
+    mutating func perform(_ actions: [EventOutbox.Action], now: Millis) {
         for action in actions {
             switch action {
             case .subscribeToStates(let held):
-                for filter in stateFilters(for: held) {
-                    do { try await transport.subscribe(to: filter, qos: .atMostOnce) } catch {
-                        logger.warning("could not read back the retained states; publishing the outbox as is", metadata: ["error": "\(error)"])
-                    }
-                }
+                for filter in stateFilters(for: held) { emit(.subscribe(filter: filter)) }
             case .publish(let record):
                 guard let seq = record.seq else { continue }
-                await publishWrittenEvent(topics.timer(record.timer).event, record.payload, seq: seq)
+                publishWrittenEvent(topics.timer(record.timer).event, record.payload, seq: seq)
             case .mark(let seqs):
-                if let store { await writeMarks(seqs, to: store) }
+                if hasStore && !seqs.isEmpty { emit(.writeMarks(seqs)) }
             case .release(let timers):
-                for id in timers { await publishTimer(id, now: now, force: true) }
+                for id in timers { publishTimer(id, now: now, force: true) }
             case .unsubscribeFromStates(let held):
-                for filter in stateFilters(for: held) {
-                    do { try await transport.unsubscribe(from: filter) } catch {
-                        logger.debug("unsubscribe failed", metadata: ["error": "\(error)"])
-                    }
-                }
+                for filter in stateFilters(for: held) { emit(.unsubscribe(filter: filter)) }
             case .windowEnds(let at):
                 deadlines.set(.outbox, at: at)
             case .marksDue(let at):
@@ -125,10 +104,10 @@ extension NodeEngine {
 
     /// Decides the outbox check: publishes the pending events that did not reach the broker,
     /// then the retained topics held back for them, and marks the proven ones.
-    func settleOutbox(now: Millis) async {
+    mutating func settleOutbox(now: Millis) {
         let actions = outbox.settle()
         guard !actions.isEmpty else { return }
-        await perform(actions, now: now)
+        perform(actions, now: now)
         let published = actions.filter { if case .publish = $0 { true } else { false } }.count
         let proven = actions.reduce(0) { if case .mark(let seqs) = $1 { $0 + seqs.count } else { $0 } }
         logger.info("event outbox settled", metadata: ["published": "\(published)", "already_delivered": "\(proven)"])

@@ -5,7 +5,7 @@ import PacerCore
 /// The engine's two hooks for Home Assistant discovery (the payloads are built in
 /// HomeAssistant/HomeAssistantDiscovery.swift): Home Assistant's birth message, and the
 /// configs that one commit publishes.
-extension NodeEngine {
+extension EngineMachine {
     /// `<prefix>/status`: `online` (Home Assistant started, or its MQTT integration reloaded)
     /// asks for every config again. A retained `online` arrives on our own connect, when every
     /// config is published anyway.
@@ -15,7 +15,7 @@ extension NodeEngine {
         output.republishDiscovery = true
     }
 
-    /// Called by `commit` after the events, before the deleted timers' retained topics are
+    /// Called by `afterWrite` after the events, before the deleted timers' retained topics are
     /// cleared: removes the devices of deleted timers (an empty retained config; Home Assistant
     /// would otherwise first read the cleared topics as bad values), and publishes the configs
     /// of new, renamed or re-kinded timers — all of them on a (re)connect or when Home
@@ -28,7 +28,7 @@ extension NodeEngine {
     ///
     /// Configs are skipped while disconnected (every one is published on the next connect);
     /// removals are handed to the client like the deleted timers' retained topics.
-    func publishDiscovery(_ output: EngineOutput, now: Millis) async {
+    mutating func publishDiscovery(_ output: EngineOutput, now: Millis) {
         guard var publisher = homeAssistant else { return }
         // Taken out while it changes: a second reference would make every change copy its
         // 10,000 entries (copy on write), once per command or chunk.
@@ -38,8 +38,7 @@ extension NodeEngine {
             if output.republishAll || output.republishDiscovery {
                 // The states, events and retained topics queued so far go to the network
                 // thread now, while the configs are made, not after them.
-                transport.endBatch()
-                transport.beginBatch()
+                emit(.flush)
                 publisher.queueAll(timers.ids, at: now)
             } else if !output.onlyTimePassed {
                 messages += publisher.configs(for: subjects(output.changedTimers), force: false)
@@ -47,7 +46,7 @@ extension NodeEngine {
             // A wall-clock step back would otherwise leave the next chunk far in the future.
             if let at = publisher.nextChunkAtMs, at > now + Self.discoveryPauseMs { publisher.postpone(until: now) }
             if publisher.chunkIsDue(now: now) {
-                if transport.isBacklogged {
+                if backlogged {
                     publisher.postpone(until: now + Self.discoveryPauseMs)  // the broker reads slower than we publish
                 } else {
                     messages += publisher.configs(for: subjects(publisher.takeChunk(Self.discoveryChunk, nextAt: now + Self.discoveryPauseMs)), force: true)
@@ -57,8 +56,8 @@ extension NodeEngine {
             publisher.clearBacklog()  // the next connect publishes every config
         }
         deadlines.set(.discovery, at: publisher.nextChunkAtMs)
-        homeAssistant = publisher  // before the awaits: the actor may run other work in between
-        for message in messages { await publish(to: message.topic, message.payload, retain: true) }
+        homeAssistant = publisher
+        for message in messages { publish(to: message.topic, message.payload, retain: true) }
     }
 
     /// How many configs a connect publishes at a time (~1.5 MB), and the pause between chunks.

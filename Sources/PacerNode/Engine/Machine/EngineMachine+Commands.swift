@@ -5,9 +5,9 @@ import PacerCore
 import PacerStore
 import PacerProtocol
 
-extension NodeEngine {
+extension EngineMachine {
     /// Handles one message from a `cmd` topic: parse, dedup, apply, reply (exactly one reply).
-    func command(_ message: MQTTMessage, now: Millis, into output: inout EngineOutput) {
+    mutating func command(_ message: MQTTMessage, now: Millis, into output: inout EngineOutput) {
         let topicTimer = topics.timerID(ofCommandTopic: message.topic)
         // MQTT 5 request/response: reply on the request's response topic with its correlation data.
         let replyTopic = message.properties.responseTopic.flatMap { Self.isValidPublishTopic($0) ? $0 : nil } ?? topics.reply
@@ -42,6 +42,13 @@ extension NodeEngine {
             return
         }
 
+        // A history read is the shell's (the machine does no I/O): the reply is made from what
+        // it reads (`historyReply`). Not recorded: answering it again is harmless and current.
+        if hasStore, case .history(let timer, let since, let limit) = parsed.request {
+            output.replies.append(.init(topic: replyTopic, id: requestID, payload: [], correlationData: message.properties.correlationData,
+                                        history: HistoryQuery(timer: timer, sinceMs: since, limit: limit)))
+            return
+        }
         output.rollback = (timers: parsed.timerID.map { [$0: timers[$0]] } ?? [:], requestID: nil)
         // Written once, here (before the store write, not between it and the publishes): the
         // ledger, the store and the reply itself share the bytes.
@@ -66,7 +73,7 @@ extension NodeEngine {
     /// the `time` command's reply, nothing changed, nothing written, no dedup. The reply goes
     /// to the MQTT 5 response topic only when it lies under `<base>/reply`, so a client that
     /// may only read cannot make the node publish anywhere else.
-    func timeRequest(_ message: MQTTMessage, now: Millis, into output: inout EngineOutput) {
+    mutating func timeRequest(_ message: MQTTMessage, now: Millis, into output: inout EngineOutput) {
         var replyTopic = topics.reply
         var body: JSONValue
         switch parser.parseTimeRequest(message.payload, topic: topics.time) {
@@ -99,7 +106,7 @@ extension NodeEngine {
         }
     }
 
-    private func execute(_ command: NodeCommand, now: Millis, into output: inout EngineOutput) -> Result<CommandResult, ReplyError> {
+    private mutating func execute(_ command: NodeCommand, now: Millis, into output: inout EngineOutput) -> Result<CommandResult, ReplyError> {
         switch command.request {
         case .timer(let id, let operation, let specJSON, let name):
             return timerOperation(id: id, operation: operation, specJSON: specJSON, name: name, command: command, now: now, into: &output)
@@ -113,7 +120,7 @@ extension NodeEngine {
                 timers.set(id, .init(machine: machine, restore: .resume))
                 output.timerChanged(id, events: [])
                 output.infoChanged = true
-                schedule(id)
+                schedule(id, now: now)
                 return .success(timerReply(id, now: now))
             }
         case .delete(let id):
@@ -140,18 +147,13 @@ extension NodeEngine {
             return saveWorkout(id, name: name, specJSON: spec, into: &output)
         case .deleteWorkout(let id):
             return deleteWorkout(id, into: &output)
-        case .history(let timer, let since, let limit):
-            guard let store else { return .success(CommandResult(members: ["events": .array([])])) }
-            do {
-                let records = try store.history(HistoryQuery(timer: timer, sinceMs: since, limit: limit))
-                return .success(CommandResult(members: ["events": .array(records.map { JSONCoding.decode($0.payload) ?? .null })]))
-            } catch {
-                return .failure(.init(.storageFailure, "could not read the history: \(error)"))
-            }
+        case .history:
+            // With a store, `command` hands the read to the shell (`EngineEffect.history`).
+            return .success(CommandResult(members: ["events": .array([])]))
         }
     }
 
-    private func timerOperation(id: String, operation: TimerOperation, specJSON: JSONValue?, name: String?,
+    private mutating func timerOperation(id: String, operation: TimerOperation, specJSON: JSONValue?, name: String?,
                                 command: NodeCommand, now: Millis, into output: inout EngineOutput) -> Result<CommandResult, ReplyError> {
         var newSpec: TimerSpec?
         if let specJSON {
@@ -187,7 +189,7 @@ extension NodeEngine {
         case .success(let events):
             timers.set(id, entry)
             output.timerChanged(id, events: events)
-            schedule(id)
+            schedule(id, now: now)
             return .success(timerReply(id, now: now))
         case .failure(let error):
             if created { timers.set(id, nil); output.infoChanged = false }
@@ -226,7 +228,7 @@ extension NodeEngine {
         workouts.count == 0 ? configuration.presets : configuration.presets.merging(workouts.presets) { configured, _ in configured }
     }
 
-    private func saveWorkout(_ id: String, name: String?, specJSON: JSONValue, into output: inout EngineOutput) -> Result<CommandResult, ReplyError> {
+    private mutating func saveWorkout(_ id: String, name: String?, specJSON: JSONValue, into output: inout EngineOutput) -> Result<CommandResult, ReplyError> {
         if Presets.builtIn[id] != nil || configuration.presets[id] != nil {
             return .failure(.init(.invalidArgument, "'\(id)' is a preset \(Presets.builtIn[id] != nil ? "built into Pacer" : "of the node's configuration"); save the workout under another id"))
         }
@@ -249,7 +251,7 @@ extension NodeEngine {
                                                 "spec": .object(canonical)]))
     }
 
-    private func deleteWorkout(_ id: String, into output: inout EngineOutput) -> Result<CommandResult, ReplyError> {
+    private mutating func deleteWorkout(_ id: String, into output: inout EngineOutput) -> Result<CommandResult, ReplyError> {
         let before = workouts
         guard workouts.remove(id) else {
             let known = workouts.ids
@@ -285,7 +287,17 @@ extension NodeEngine {
     }
 }
 
-extension NodeEngine {
+extension EngineMachine {
+    /// The reply to a `history` request, from the records the shell read (or its error).
+    static func historyReply(_ records: Result<[EventRecord], StoreError>, id: JSONValue) -> [UInt8] {
+        switch records {
+        case .success(let records):
+            return CommandResult(members: ["events": .array(records.map { JSONCoding.decode($0.payload) ?? .null })]).replyBytes(id: id)
+        case .failure(let error):
+            return JSONCoding.encode(ReplyError(.storageFailure, "could not read the history: \(error)").reply(id: id))
+        }
+    }
+
     /// The `rate_limited` reply's error: the limit and when to retry.
     func rateLimitError(retryInMs: Millis) -> ReplyError {
         let limit = configuration.limits.commandRate
