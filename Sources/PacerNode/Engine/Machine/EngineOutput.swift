@@ -75,7 +75,7 @@ struct EngineOutput {
     /// `requestID` is the id it recorded in the ledger, if any (forgotten on rollback; no
     /// copy of the whole ledger per command).
     var rollback: (timers: [String: TimerTable.Entry?], requestID: String?)?
-    /// The undo information of each command of a group commit (NodeEngine+GroupCommit.swift),
+    /// The undo information of each command of a group commit (Shell/NodeEngine+GroupCommit.swift),
     /// in the order they were handled.
     private(set) var groupRollbacks: [(timers: [String: TimerTable.Entry?], requestID: String?)] = []
 
