@@ -184,7 +184,17 @@ if [ "$1" = purge ]; then
     fi
     # The configuration written by install.sh --broker-only, the database, the user.
     rm -f /etc/pacer/pacer.env /etc/pacer/mqtt-password /etc/pacer/pacer.yaml.dist /etc/pacer/.defaults.sha256
+    rm -rf /etc/pacer/tls
     rmdir /etc/pacer 2>/dev/null || true
+    # lighttpd back to Debian's own configuration.
+    if [ -f /etc/systemd/system/lighttpd.service.d/pacer.conf ]; then
+        rm -f /etc/systemd/system/lighttpd.service.d/pacer.conf /etc/lighttpd/pacer.conf /etc/lighttpd/pacer.conf.dist
+        rmdir /etc/systemd/system/lighttpd.service.d 2>/dev/null || true
+        if [ -d /run/systemd/system ]; then
+            systemctl --system daemon-reload >/dev/null || true
+            systemctl try-restart lighttpd.service || true
+        fi
+    fi
     rm -rf /var/lib/pacer /var/lib/private/pacer
     rm -f /etc/mosquitto/conf.d/pacer.conf.removed /etc/mosquitto/conf.d/pacer.conf.dist \
         /etc/mosquitto/pacer.acl /etc/mosquitto/pacer.acl.dist

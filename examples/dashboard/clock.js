@@ -1,4 +1,4 @@
-// PacerClock: what a timer's clock shows at a given node instant, its clock text, and the
+// clock.js: what a timer's clock shows at a given node instant, its clock text, and the
 // commands the page's buttons send. The one counting rule of every Pacer client (the node's
 // `remaining`, `pacer watch`: Sources/PacerProtocol/TimerState.swift), checked by
 // Tests/page/clock.test.mjs against the protocol's examples in Tests/Fixtures/protocol/.

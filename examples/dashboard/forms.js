@@ -1,4 +1,4 @@
-// PacerForms: the set-up form's logic, with no DOM: the fields of each kind of timer, the
+// forms.js: the set-up form's logic, with no DOM: the fields of each kind of timer, the
 // checks a field can make as the coach types (the node's own rules and messages: durations,
 // counts, labels, names, ids), the `start` command the form sends, the saved-workout
 // commands, and which field a node's error message names. app.js draws the form from

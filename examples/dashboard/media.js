@@ -1,4 +1,4 @@
-// PacerMedia: what the phone's lock screen and pocket get from a timer, with no browser API:
+// media.js: what the phone's lock screen and pocket get from a timer, with no browser API:
 // the Media Session's metadata ("WORK 0:42 — Tabata · round 3/8") and position, which
 // command each media key sends, what each cue does (its sound and its vibration), and the
 // notification an expiry or a rest's end raises ("Rest over — next: Rows"). app.js hands

@@ -1,4 +1,4 @@
-// PacerMQTT: a small MQTT-over-WebSocket client for the Pacer dashboard.
+// mqtt.js: a small MQTT-over-WebSocket client for the Pacer dashboard.
 //
 // Only what a display needs: CONNECT (MQTT 5 or 3.1.1), SUBSCRIBE, PUBLISH QoS 0/1
 // (PUBACK both ways, QoS 1 resent with DUP after a reconnect until acknowledged),

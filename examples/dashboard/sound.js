@@ -1,4 +1,4 @@
-// PacerSound: WebAudio cues, scheduled on the audio clock at exact instants.
+// sound.js: WebAudio cues, scheduled on the audio clock at exact instants.
 //
 // Every cue is generated (oscillators and gain envelopes, no sound files). A cue is asked
 // for with the instant it is due on the page's local clock (the caller maps the node's
