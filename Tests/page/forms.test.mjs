@@ -7,12 +7,11 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import vm from "node:vm";
+// The very module the page imports (app.js), not a copy.
+import * as F from "../../examples/dashboard/forms.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const read = (path) => readFileSync(root + path, "utf8");
-vm.runInThisContext(read("examples/dashboard/forms.js"), { filename: root + "examples/dashboard/forms.js" });
-const F = globalThis.PacerForms;
 const commands = JSON.parse(read("Tests/Fixtures/protocol/commands.json")).commands;
 const example = (name) => {
   const c = commands.find((x) => x.name === name);

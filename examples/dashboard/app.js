@@ -2,16 +2,30 @@
 // counts down locally from `ends_at_ms` with the measured clock offset, flips digits at the
 // exact instants, plays WebAudio cues on the events' `due_ms`, sends the coach's commands,
 // sets up timers and saved workouts, and feeds the phone's lock screen (Media Session),
-// vibration, notifications and wake lock. Logic without the DOM lives in clock.js
-// (PacerClock), forms.js (PacerForms) and media.js (PacerMedia). See docs/dashboard.md.
-// Plain script, no build step.
+// vibration, notifications and wake lock. Logic without the DOM lives in clock.js, forms.js
+// and media.js, which Node's tests import too (Tests/page/). See docs/dashboard.md.
+// ES modules, no build step: index.html loads this file with <script type="module">, and a
+// browser runs modules only when the server sends a JavaScript Content-Type (lighttpd does:
+// deploy/lighttpd/; mosquitto's http_dir sends none).
+import * as PacerMQTT from "./mqtt.js";
+import * as PacerSound from "./sound.js";
+import { valueAt, fmt, commandFor, toggleFor } from "./clock.js"; // counting, clock text, buttons' commands
+import * as F from "./forms.js";
+import * as M from "./media.js";
+
 (function () {
-  "use strict";
 
   // ---- settings from the URL ------------------------------------------------------
   const q = new URLSearchParams(location.search);
-  const defaultBroker = location.protocol === "https:" ? "wss://" + location.host
-    : location.protocol === "http:" ? "ws://" + location.host : "ws://127.0.0.1:9001";
+  // The broker through the web server that serves this page: its `mqtt` path beside the page
+  // (lighttpd passes it to mosquitto's WebSocket listener), wss: on an https: page, ws: on http:.
+  // One origin, one certificate. `?broker=ws://host:9001` reaches a listener directly.
+  const defaultBroker = (() => {
+    const u = new URL("mqtt", location.href);
+    u.protocol = u.protocol === "https:" ? "wss:" : "ws:";
+    u.search = ""; u.hash = "";
+    return u.href;
+  })();
   const cfg = {
     broker: q.get("broker") || defaultBroker,
     node: q.get("node") || null,
@@ -61,8 +75,6 @@
     login: null,                              // {user, pass, from: "url" | "local" | "session"}
     sw: { state: "none" }, notes: [], vibrations: [],
   };
-  const { valueAt, fmt, commandFor, toggleFor } = PacerClock; // clock.js: counting, clock text, buttons' commands
-  const F = PacerForms, M = PacerMedia;
   const sound = new PacerSound.Sound(localNow, cfg.lagMs);
   const media = { enabled: false, audio: null, handlers: {}, text: "", positionKey: "", timer: null };
   const wake = { want: false, lock: null, error: null, pending: false, refusedAt: 0 };
@@ -1258,13 +1270,8 @@
   function registerServiceWorker() {
     if (!("serviceWorker" in navigator) || !window.isSecureContext || q.get("sw") === "0") { app.sw = { state: "unavailable" }; return; }
     app.sw = { state: "registering" };
-    // Browsers take a worker only with a JavaScript Content-Type, which mosquitto's http_dir
-    // never sends: ask first, rather than have every load log the refusal.
-    fetch("sw.js", { cache: "no-store" }).then((r) => {
-      const type = r.headers.get("content-type") || "";
-      if (!r.ok || !/javascript/i.test(type)) throw new Error("sw.js came without a JavaScript Content-Type (" + (type || "none") + "): a server like mosquitto's http_dir cannot host the service worker");
-      return navigator.serviceWorker.register("sw.js");
-    }).then((r) => { app.sw = { state: "registered", scope: r.scope }; },
+    // A secure context only (HTTPS, or http://localhost): a phone on http://<pi>/ has none.
+    navigator.serviceWorker.register("sw.js").then((r) => { app.sw = { state: "registered", scope: r.scope }; },
       (e) => { app.sw = { state: "failed", error: String(e && e.message || e) }; });
   }
 
