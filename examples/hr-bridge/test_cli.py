@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""hr_bridge.py as a person runs it: bad options, no Bluetooth (no D-Bus system bus; a D-Bus
+with no BlueZ on it), the broker's online/offline, SIGTERM; and `explain` on each error bleak
+raises. Needs the requirements (bleak, paho-mqtt), mosquitto and dbus-daemon.
+
+Run: cd examples/hr-bridge && python -m unittest test_cli
+"""
+import asyncio
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from bleak.exc import (  # noqa: E402
+    BleakBluetoothNotAvailableError,
+    BleakBluetoothNotAvailableReason,
+    BleakDBusError,
+    BleakDeviceNotFoundError,
+)
+
+from ble import explain  # noqa: E402
+from test_bridge import Mosquitto, Subscriber  # noqa: E402
+
+BRIDGE = os.path.join(HERE, "hr_bridge.py")
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def run_bridge(*args, env=None, timeout=10):
+    return subprocess.run([sys.executable, BRIDGE, *args], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **(env or {})})
+
+
+class BadOptions(unittest.TestCase):
+    def assertRefused(self, args, *fragments, env=None):
+        p = run_bridge(*args, env=env)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        for fragment in fragments:
+            self.assertIn(fragment, p.stderr)
+
+    def test_each_bad_option_is_named(self):
+        self.assertRefused(["--strap", "C8:3A:1B:2C:3D:4E=Alice!"], "strap id 'Alice!' is not usable as a topic level")
+        self.assertRefused(["--strap", "=alice"], "expected ADDRESS[=ID] or NAME[=ID]")
+        self.assertRefused(["--strap", "C8:3A:1B:2C:3D:4E=a", "--strap", "Polar H10=a"], "the id 'a' is given to")
+        self.assertRefused(["--broker", "http://localhost"], "the scheme must be mqtt:// or mqtts://")
+        self.assertRefused(["--broker", "mqtt://localhost:99999"], "the port must be a number")
+        self.assertRefused(["--prefix", "hr/+"], "--prefix 'hr/+' is not a usable topic prefix")
+        self.assertRefused(["--prefix", "hr", "--status-topic", "hr/bridge"], "lies under --prefix")
+        self.assertRefused(["--password-file", "/nonexistent/pw"], "--password-file /nonexistent/pw: cannot read it")
+        self.assertRefused([], "a broker password is set but no user name", env={"HR_BRIDGE_PASSWORD": "x"})
+        self.assertRefused(["--format", "xml"], "invalid choice: 'xml'")
+
+
+class Explain(unittest.TestCase):
+    def test_errors_bleak_raises_are_explained(self):
+        cases = [
+            (BleakBluetoothNotAvailableError("No Bluetooth adapters found.", BleakBluetoothNotAvailableReason.NO_BLUETOOTH),
+             "no Bluetooth adapter"),
+            (BleakBluetoothNotAvailableError("No powered Bluetooth adapters found.", BleakBluetoothNotAvailableReason.POWERED_OFF),
+             "bluetoothctl power on"),
+            (BleakBluetoothNotAvailableError("auth failed", BleakBluetoothNotAvailableReason.DENIED_BY_SYSTEM),
+             "'bluetooth' group"),
+            (BleakDBusError("org.freedesktop.DBus.Error.ServiceUnknown", ["The name is not activatable"]),
+             "systemctl enable --now bluetooth"),
+            (BleakDBusError("org.freedesktop.DBus.Error.AccessDenied", ["Rejected send message"]), "'bluetooth' group"),
+            (BleakDBusError("org.bluez.Error.NotPermitted", ["Notify not permitted"]), "'bluetooth' group"),
+            (BleakDBusError("org.bluez.Error.InProgress", ["Operation already in progress"]), "busy"),
+            (BleakDeviceNotFoundError("C8:3A:1B:2C:3D:4E"), "advertise only while worn"),
+            (asyncio.TimeoutError(), "held by a phone or watch"),
+            (PermissionError(13, "Permission denied"), "'bluetooth' group"),
+            (FileNotFoundError(2, "No such file or directory"), "cannot reach the D-Bus system bus"),
+        ]
+        for error, fragment in cases:
+            with self.subTest(error=repr(error)):
+                self.assertIn(fragment, explain(error))
+
+
+class NoBluetooth(unittest.TestCase):
+    """The real BleSource where there is no Bluetooth: it says why, keeps the broker side up
+    (status online) and keeps retrying, and stops on SIGTERM with offline."""
+
+    def setUp(self):
+        self.work = tempfile.mkdtemp(prefix="hr-bridge-cli-")
+        self.addCleanup(shutil.rmtree, self.work, True)
+        self.broker = Mosquitto(self.work).start()
+        self.addCleanup(self.broker.stop)
+
+    def bridge_without_bluetooth(self, bus_address, expected):
+        status = "hr-bridge/cli-test"
+        sub = Subscriber(self.broker.port, [f"{status}/status"])
+        self.addCleanup(sub.stop)
+        env = {**os.environ, "DBUS_SYSTEM_BUS_ADDRESS": bus_address}
+        out = os.path.join(self.work, "bridge.log")
+        with open(out, "w") as log:
+            proc = subprocess.Popen([sys.executable, BRIDGE, "--broker", f"mqtt://127.0.0.1:{self.broker.port}",
+                                     "--status-topic", status, "--scan-seconds", "0.5"],
+                                    stdout=log, stderr=subprocess.STDOUT, env=env)
+        try:
+            self.assertEqual(sub.take(1, timeout=10)[0][1], "online")
+            deadline = time.monotonic() + 10
+            while expected not in read(out) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            text = read(out)
+            self.assertIn(expected, text)
+            time.sleep(0.5)
+            self.assertIsNone(proc.poll(), f"the bridge died:\n{text}")
+            self.assertEqual(text.count(expected), 1, f"the same problem is logged once while it lasts:\n{text}")
+            proc.send_signal(signal.SIGTERM)
+            self.assertEqual(proc.wait(10), 0, read(out))
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        self.assertEqual(sub.take(1)[0][1], "offline")
+        return read(out)
+
+    def test_no_dbus(self):
+        self.bridge_without_bluetooth(f"unix:path={self.work}/no-such-bus",
+                                      "cannot reach the D-Bus system bus (No such file or directory): is D-Bus running")
+
+    @unittest.skipUnless(shutil.which("dbus-daemon"), "no dbus-daemon")
+    def test_dbus_without_bluez(self):
+        conf = os.path.join(self.work, "bus.conf")
+        socket_path = os.path.join(self.work, "bus")
+        with open(conf, "w") as f:
+            f.write(f"""<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig><type>system</type><listen>unix:path={socket_path}</listen><auth>EXTERNAL</auth>
+<policy context="default"><allow send_destination="*"/><allow own="*"/><allow receive_sender="*"/></policy></busconfig>
+""")
+        bus = subprocess.Popen(["dbus-daemon", f"--config-file={conf}", "--nofork", "--nopidfile"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 5
+            while not os.path.exists(socket_path) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self.bridge_without_bluetooth(f"unix:path={socket_path}", "BlueZ is not running")
+        finally:
+            bus.terminate()
+            bus.wait(5)
+
+
+if __name__ == "__main__":
+    unittest.main()
