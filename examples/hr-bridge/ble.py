@@ -107,8 +107,20 @@ class BleSource:
         self._sessions: dict[str, asyncio.Task] = {}
         self._retry_at: dict[str, float] = {}
         self._failures: dict[str, int] = {}
+        self._wake = asyncio.Event()  # a session ended
 
     async def run(self, sink: StrapSink) -> None:
+        """Scans and follows straps until cancelled; then disconnects every strap (BlueZ would
+        keep the links up after the program ends, and a strap takes one or two at most)."""
+        try:
+            await self._scan(sink)
+        finally:
+            sessions = list(self._sessions.values())
+            for task in sessions:
+                task.cancel()
+            await asyncio.gather(*sessions, return_exceptions=True)
+
+    async def _scan(self, sink: StrapSink) -> None:
         problem: Optional[str] = None
         delay = 5.0
         while True:
@@ -135,8 +147,13 @@ class BleSource:
                 if strap is None or address in self._sessions or self._retry_at.get(address, 0) > now:
                     continue
                 self._sessions[address] = asyncio.create_task(self._session(device, strap, sink), name=strap.id)
-            # Scan often while a wanted strap is missing; a full room needs no scanning at all.
-            await asyncio.sleep(2 if self._missing() else 10)
+            # Scan often while a wanted strap is missing, seldom when all are here, and at once
+            # when a strap's session ends (it advertises again when its link is gone).
+            self._wake.clear()
+            try:
+                await asyncio.wait_for(self._wake.wait(), timeout=2 if self._missing() else 10)
+            except asyncio.TimeoutError:
+                pass
 
     def _missing(self) -> bool:
         if self.selection.take_all:
@@ -192,7 +209,8 @@ class BleSource:
             failures = self._failures.get(strap.address, 0) + (0 if connected else 1)
             self._failures[strap.address] = failures
             self._retry_at[strap.address] = time.monotonic() + min(2.0 * 2 ** max(failures - 1, 0), 60.0) if failures else 0
+            self._wake.set()
             if connected:
                 sink.strap_lost(strap, reason)
-            else:
+            elif reason != "the bridge is stopping":
                 log.warning("strap %s (%s): cannot connect: %s", strap.id, strap.address, reason)

@@ -319,8 +319,14 @@ class PacerNodeTests(BrokerTestCase):
                 proc.kill()
                 proc.wait()
         self.stoppers.append(stop_node)
-        started = subprocess.run([pacer, "start", "main", *conn, "--work", "5m", "--rest", "1m", "--rounds", "4", "--timeout", "10"],
-                                 capture_output=True, text=True, env=env, timeout=20)
+        # The node answers once it is subscribed (a loaded machine may take seconds).
+        deadline = time.monotonic() + 30
+        while subprocess.run([pacer, "list", *conn, "--timeout", "2"], capture_output=True, env=env, timeout=20).returncode != 0:
+            self.assertLess(time.monotonic(), deadline, f"the node did not answer within 30 s (log: {self.work}/node.log)")
+            self.assertIsNone(proc.poll(), "the node exited")
+            time.sleep(0.2)
+        started = subprocess.run([pacer, "start", "main", *conn, "--work", "5m", "--rest", "1m", "--rounds", "4", "--timeout", "20"],
+                                 capture_output=True, text=True, env=env, timeout=30)
         self.assertEqual(started.returncode, 0, started.stdout + started.stderr)
 
         sub = self.subscriber(f"{base}/timers/main/hr", f"{base}/timers/main/state")
@@ -329,18 +335,18 @@ class PacerNodeTests(BrokerTestCase):
         asyncio.run(FakeStrapSource([("connected", ALICE, "chest"), ("notify", ALICE, ALICE_140)]).run(bridge))
 
         def latest(topic, timeout):
-            deadline, last = time.monotonic() + timeout, None
+            """The payloads arriving on `topic`, in order, for at most `timeout` seconds."""
+            deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:
                 try:
                     t, p, _, _ = sub.messages.get(timeout=0.1)
                 except queue.Empty:
                     continue
                 if t == topic:
-                    last = p
                     yield p
 
         hr_topic, state_topic = f"{base}/timers/main/hr", f"{base}/timers/main/state"
-        shown = next((p for p in latest(hr_topic, 5) if p == "140"), None)
+        shown = next((p for p in latest(hr_topic, 10) if p == "140"), None)
         self.assertEqual(shown, "140", "the node's hr topic did not show the strap's 140 bpm")
         # The retained state carries it too, with its zone (140 of 190: 73.7 %, zone 3).
         state = json.loads(Subscriber(self.broker.port, [state_topic]).take(1)[0][1])
@@ -351,7 +357,7 @@ class PacerNodeTests(BrokerTestCase):
         for _ in range(3):
             bridge.strap_notification(ALICE, NO_CONTACT_LAST)
             time.sleep(0.2)
-        blank = next((p for p in latest(hr_topic, 6) if p == ""), None)
+        blank = next((p for p in latest(hr_topic, 10) if p == ""), None)
         self.assertEqual(blank, "", "the node's hr did not go blank after the strap lost contact")
         self.assertGreaterEqual(time.monotonic() - contact_lost, 1.5)
         state = json.loads(Subscriber(self.broker.port, [state_topic]).take(1)[0][1])
@@ -359,7 +365,7 @@ class PacerNodeTests(BrokerTestCase):
 
         # Contact again: the node shows it again.
         bridge.strap_notification(ALICE, ALICE_90)
-        self.assertEqual(next((p for p in latest(hr_topic, 5) if p == "90"), None), "90")
+        self.assertEqual(next((p for p in latest(hr_topic, 10) if p == "90"), None), "90")
         # Clear the node's retained topics on this broker (it is ours, but leave it clean).
         stop_node()
 

@@ -129,24 +129,40 @@ class NoBluetooth(unittest.TestCase):
 
     @unittest.skipUnless(shutil.which("dbus-daemon"), "no dbus-daemon")
     def test_dbus_without_bluez(self):
-        conf = os.path.join(self.work, "bus.conf")
-        socket_path = os.path.join(self.work, "bus")
-        with open(conf, "w") as f:
+        with PrivateSystemBus(self.work) as bus:
+            self.bridge_without_bluetooth(bus.address, "BlueZ is not running")
+
+
+class PrivateSystemBus:
+    """A dbus-daemon of the test's own (a system bus that anyone may use), stopped by its PID."""
+
+    def __init__(self, work):
+        self.conf = os.path.join(work, "bus.conf")
+        self.socket = os.path.join(work, "bus")
+        self.address = f"unix:path={self.socket}"
+        with open(self.conf, "w") as f:
             f.write(f"""<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig><type>system</type><listen>unix:path={socket_path}</listen><auth>EXTERNAL</auth>
+<busconfig><type>system</type><listen>unix:path={self.socket}</listen><auth>EXTERNAL</auth>
 <policy context="default"><allow send_destination="*"/><allow own="*"/><allow receive_sender="*"/></policy></busconfig>
 """)
-        bus = subprocess.Popen(["dbus-daemon", f"--config-file={conf}", "--nofork", "--nopidfile"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            deadline = time.monotonic() + 5
-            while not os.path.exists(socket_path) and time.monotonic() < deadline:
-                time.sleep(0.05)
-            self.bridge_without_bluetooth(f"unix:path={socket_path}", "BlueZ is not running")
-        finally:
-            bus.terminate()
-            bus.wait(5)
+        self.proc = None
+
+    def __enter__(self):
+        self.proc = subprocess.Popen(["dbus-daemon", f"--config-file={self.conf}", "--nofork", "--nopidfile"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 5
+        while not os.path.exists(self.socket):
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                self.__exit__()
+                raise RuntimeError("dbus-daemon did not start")
+            time.sleep(0.05)
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(5)
 
 
 if __name__ == "__main__":
