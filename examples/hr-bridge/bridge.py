@@ -22,7 +22,9 @@ from __future__ import annotations
 import json
 import logging
 import re
+import socket
 import ssl
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -275,7 +277,18 @@ class MqttLink:
         self.connected.clear()
 
     def _on_connect_fail(self, client, userdata):
-        self._problem(f"cannot reach the broker at {self.where}: is mosquitto running there and the address right? retrying every 1-30 s")
+        # paho calls this inside its `except OSError:`, so the error is at hand.
+        error = sys.exc_info()[1]
+        if isinstance(error, ssl.SSLError):
+            text = (f"the TLS handshake with the broker at {self.where} failed ({getattr(error, 'verify_message', None) or error}): "
+                    "give the broker's CA certificate with --ca-file, and a host name its certificate names")
+        elif isinstance(error, socket.gaierror):
+            text = f"cannot find the broker's host {self.settings.host!r} ({error.strerror}): check the address in --broker"
+        elif isinstance(error, ConnectionRefusedError):
+            text = f"nothing listens at {self.where}: is mosquitto running there, and is the port right?"
+        else:
+            text = f"cannot reach the broker at {self.where} ({error or 'connection failed'}): is it running, and the address right?"
+        self._problem(text + " Retrying every 1-30 s")
 
 
 # --- the bridge -----------------------------------------------------------------------------

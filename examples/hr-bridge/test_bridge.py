@@ -48,10 +48,10 @@ def free_port():
 class Mosquitto:
     """A real mosquitto on 127.0.0.1, stopped by its PID."""
 
-    def __init__(self, work, port=None, passwords=None):
+    def __init__(self, work, port=None, passwords=None, extra=()):
         self.port = port or free_port()
         self.conf = os.path.join(work, f"mosquitto-{self.port}.conf")
-        lines = [f"listener {self.port} 127.0.0.1"]
+        lines = [f"listener {self.port} 127.0.0.1", *extra]
         if passwords:
             pwfile = os.path.join(work, "passwords")
             open(pwfile, "w").close()
@@ -291,6 +291,61 @@ class RefusedTests(unittest.TestCase):
         finally:
             broker.stop()
             shutil.rmtree(work, ignore_errors=True)
+
+
+class ConnectionTests(unittest.TestCase):
+    """mqtts:// with a CA file and a login; the errors a person sees when the broker cannot be used."""
+
+    def setUp(self):
+        self.work = tempfile.mkdtemp(prefix="hr-bridge-test-")
+        self.addCleanup(shutil.rmtree, self.work, True)
+
+    def link(self, url, **overrides):
+        link = MqttLink(BrokerSettings.from_url(url, client_id=f"hr-bridge-test-{time.monotonic_ns()}", **overrides), "hr-bridge/test")
+        self.addCleanup(link.stop)
+        return link
+
+    def first_error(self, link):
+        with self.assertLogs("hr-bridge", "ERROR") as logs:
+            link.start()
+            wait_until(lambda: logs.output, what="an error to be logged")
+        self.assertFalse(link.connected.is_set())
+        return logs.output[0]
+
+    def test_tls_with_ca_file_and_login(self):
+        key, crt = os.path.join(self.work, "server.key"), os.path.join(self.work, "server.crt")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                        "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                        "-keyout", key, "-out", crt], check=True, capture_output=True)
+        os.chmod(key, 0o644)
+        tls_port = free_port()
+        broker = Mosquitto(self.work, passwords={"bridge": "s3cret"},
+                           extra=[f"listener {tls_port} 127.0.0.1", f"certfile {crt}", f"keyfile {key}"]).start()
+        self.addCleanup(broker.stop)
+        sub = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
+        sub.username_pw_set("bridge", "s3cret")
+        got = queue.Queue()
+        sub.on_connect = lambda c, u, f, rc, p: c.subscribe("hr/#", 1)
+        sub.on_message = lambda c, u, m: got.put((m.topic, m.payload.decode()))
+        sub.connect("127.0.0.1", broker.port)
+        sub.loop_start()
+        self.addCleanup(sub.loop_stop)
+        link = self.link(f"mqtts://bridge:s3cret@127.0.0.1:{tls_port}", ca_file=crt)
+        link.start()
+        self.assertTrue(link.connected.wait(10), "no TLS connection with the broker's CA and the right login")
+        bridge = Bridge(link, payload_format="plain")
+        time.sleep(0.3)  # the subscriber's SUBSCRIBE
+        bridge.strap_notification(ALICE, ALICE_72)
+        self.assertEqual(got.get(timeout=5), ("hr/alice", "72"))
+        # Without the broker's CA (the system's CAs) the handshake fails, and says what to do.
+        text = self.first_error(self.link(f"mqtts://bridge:s3cret@127.0.0.1:{tls_port}"))
+        self.assertIn(f"the TLS handshake with the broker at mqtts://127.0.0.1:{tls_port} failed (self-signed certificate)", text)
+        self.assertIn("--ca-file", text)
+
+    def test_nothing_listening(self):
+        port = free_port()
+        text = self.first_error(self.link(f"mqtt://127.0.0.1:{port}"))
+        self.assertIn(f"nothing listens at mqtt://127.0.0.1:{port}: is mosquitto running there", text)
 
 
 @unittest.skipUnless(os.environ.get("PACER_BIN"), "PACER_BIN is not set: no Pacer node to read the bridge")
