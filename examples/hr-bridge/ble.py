@@ -18,7 +18,7 @@ import logging
 import time
 from typing import Optional
 
-from bleak import BleakClient, BleakScanner
+from bleak import BleakAdapter, BleakClient, BleakScanner
 from bleak.exc import (
     BleakBluetoothNotAvailableError,
     BleakBluetoothNotAvailableReason,
@@ -128,6 +128,8 @@ class BleSource:
                 async with self._radio:
                     found = await BleakScanner.discover(timeout=self.scan_seconds, return_adv=True,
                                                         service_uuids=[HEART_RATE_SERVICE], bluez=self._bluez)
+                    candidates = [(address, device, adv.local_name or device.name) for address, (device, adv) in found.items()]
+                    candidates += await self._linked_straps(set(found))
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # noqa: BLE001 - every scan failure is explained and retried
@@ -142,8 +144,8 @@ class BleSource:
                 log.info("scanning for straps again")
             problem, delay = None, 5.0
             now = time.monotonic()
-            for address, (device, adv) in found.items():
-                strap = self.selection.strap_for(address, adv.local_name or device.name)
+            for address, device, name in candidates:
+                strap = self.selection.strap_for(address, name)
                 if strap is None or address in self._sessions or self._retry_at.get(address, 0) > now:
                     continue
                 self._sessions[address] = asyncio.create_task(self._session(device, strap, sink), name=strap.id)
@@ -154,6 +156,18 @@ class BleSource:
                 await asyncio.wait_for(self._wake.wait(), timeout=2 if self._missing() else 10)
             except asyncio.TimeoutError:
                 pass
+
+    async def _linked_straps(self, seen: set[str]) -> list:
+        """Straps the adapter is connected to already but no session of ours follows: a strap
+        does not advertise while connected, so one left connected by a bridge that was killed
+        would never be found by a scan (BlueZ keeps the link)."""
+        try:
+            adapter = await BleakAdapter.get(bluez=self._bluez)
+            devices = await adapter.get_connected_devices([HEART_RATE_SERVICE])
+        except BleakError as e:
+            log.debug("cannot list the connected devices: %s", e)
+            return []
+        return [(d.address, d, d.name) for d in devices if d.address not in seen and d.address not in self._sessions]
 
     def _missing(self) -> bool:
         if self.selection.take_all:
@@ -188,12 +202,14 @@ class BleSource:
                 sink.strap_connected(strap, location)
                 last[0] = loop.time()
                 while not gone.is_set():
+                    quiet = loop.time() - last[0]
+                    if quiet >= self.silence_seconds:
+                        reason = f"no notification for {self.silence_seconds:.0f} s; reconnecting"
+                        break
                     try:
-                        await asyncio.wait_for(gone.wait(), timeout=self.silence_seconds)
+                        await asyncio.wait_for(gone.wait(), timeout=self.silence_seconds - quiet)
                     except asyncio.TimeoutError:
-                        if loop.time() - last[0] >= self.silence_seconds:
-                            reason = f"no notification for {self.silence_seconds:.0f} s; reconnecting"
-                            break
+                        pass
             finally:
                 try:
                     await asyncio.wait_for(client.disconnect(), timeout=10)

@@ -40,8 +40,9 @@ def parse_args(argv: list[str], env: dict[str, str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="hr_bridge.py",
         description="Publishes the readings of Bluetooth heart-rate straps (Heart Rate service 0x180D) to MQTT.",
-        epilog="Environment: HR_BRIDGE_BROKER, HR_BRIDGE_USERNAME, HR_BRIDGE_PASSWORD, HR_BRIDGE_PASSWORD_FILE, "
-               "HR_BRIDGE_PREFIX, HR_BRIDGE_STRAPS (space-separated --strap values) stand for the options.",
+        epilog="Environment: HR_BRIDGE_BROKER, HR_BRIDGE_USERNAME, HR_BRIDGE_PASSWORD (the password itself), "
+               "HR_BRIDGE_PASSWORD_FILE, HR_BRIDGE_CA_FILE, HR_BRIDGE_PREFIX, HR_BRIDGE_STRAPS (space-separated "
+               "--strap values), HR_BRIDGE_ADAPTER, HR_BRIDGE_LOG_LEVEL stand for the options.",
     )
     p.add_argument("--broker", default=env.get("HR_BRIDGE_BROKER", "mqtt://localhost:1883"),
                    help="mqtt://[user[:password]@]host[:port] or mqtts://... (default: %(default)s)")

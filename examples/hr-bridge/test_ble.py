@@ -2,8 +2,8 @@
 """ble.py's BleSource through the real bleak, against fake_bluez.py (a stand-in for
 bluetoothd on a private dbus-daemon; no radio): which straps it takes, the Body Sensor
 Location, notifications into the Bridge, a refused connection that does not stop another
-strap, a dropped link and a silent strap reconnected, scans never overlapping a connection
-set-up, every strap disconnected at the end.
+strap, a dropped link and a silent strap reconnected, a strap linked before the start taken,
+scans never overlapping a connection set-up, every strap disconnected at the end.
 
 Needs the requirements (bleak, paho-mqtt) and dbus-daemon. Run: cd examples/hr-bridge && python -m unittest test_ble
 """
@@ -18,6 +18,10 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+try:
+    import bleak  # noqa: E402, F401
+except ImportError:  # plain `python3 -m unittest` runs the decoder's tests and says why not these
+    raise unittest.SkipTest("needs bleak and paho-mqtt: run with the venv's python (README.md, Tests)") from None
 from ble import BleSource  # noqa: E402
 from bridge import Bridge, StrapSelection  # noqa: E402
 from fake_bluez import FakeBlueZ  # noqa: E402
@@ -70,9 +74,13 @@ class BleSourceOnFakeBlueZ(unittest.TestCase):
         alice = bluez.add_strap("C8:3A:1B:2C:3D:4E", "Polar H10 1A2B3C4D")
         bob = bluez.add_strap("F1:02:03:04:05:06", "TICKR 1234", refuse_connections=1)
         carol = bluez.add_strap("AA:BB:CC:DD:EE:FF", "Someone else's strap")
+        dave = bluez.add_strap("D0:0D:0D:0D:0D:0D", "HRM-Dual 55")
+        dave.linked()  # connected before the bridge started, so not advertising
+        await asyncio.sleep(0.1)  # its ServicesResolved
         rec = Recorder()
         bridge = Bridge(rec, status_topic="hr-bridge/test")
-        selection = StrapSelection.parse(["c8:3a:1b:2c:3d:4e=alice", "TICKR 1234=bob"], take_all=False)
+        selection = StrapSelection.parse(["c8:3a:1b:2c:3d:4e=alice", "TICKR 1234=bob", "D0:0D:0D:0D:0D:0D=dave"],
+                                         take_all=False)
         source = BleSource(selection, scan_seconds=0.3, silence_seconds=3)
         # The straps' hearts: each beating strap notifies its packet twice a second, as straps do.
         beating = {alice: ALICE_72}
@@ -92,6 +100,12 @@ class BleSourceOnFakeBlueZ(unittest.TestCase):
                 self.assertEqual({k: rec.states("alice")[0][k] for k in ("state", "location", "address", "name")},
                                  {"state": "connected", "location": "chest", "address": alice.address, "name": alice.name})
                 await until(lambda: 72 in rec.bpms("alice"), 5, "72 bpm on hr/alice")
+
+                # Dave, linked already and silent in the air, is taken without a Connect of ours.
+                await until(lambda: rec.states("dave"), 10, "dave, connected before the start, to be taken")
+                self.assertEqual(dave.connects, 0)
+                beating[dave] = bytes.fromhex("06 78")
+                await until(lambda: 120 in rec.bpms("dave"), 5, "120 bpm on hr/dave")
 
                 # Bob (by name) refused his first connection: logged, retried, connected; alice went on.
                 await until(lambda: bob.connects >= 1, 10, "a connection attempt to bob")
@@ -135,7 +149,7 @@ class BleSourceOnFakeBlueZ(unittest.TestCase):
             pump.cancel()
             await asyncio.gather(task, pump, return_exceptions=True)
         # Stopping disconnected every strap.
-        self.assertFalse(alice.connected or bob.connected, "a strap is still connected after the bridge stopped")
+        self.assertFalse(alice.connected or bob.connected or dave.connected, "a strap is still connected after the bridge stopped")
         bluez.stop()
 
 
