@@ -59,7 +59,7 @@ class Adapter(ServiceInterface):
 
     @dbus_property(access=PropertyAccess.READ)
     def Powered(self) -> "b":  # noqa: N802, F821
-        return True
+        return self.bluez.powered
 
     @dbus_property(access=PropertyAccess.READ)
     def Discovering(self) -> "b":  # noqa: N802, F821
@@ -267,15 +267,19 @@ class FakeBlueZ:
         self.adapter = Adapter(self)
         self.straps: list[FakeStrap] = []
         self.connecting = False
+        self.powered = True
         self.overlaps = 0  # scans started while a connection was being set up
         self._task: Optional[asyncio.Task] = None
 
     @classmethod
-    async def start(cls, bus_address: str) -> "FakeBlueZ":
+    async def start(cls, bus_address: str, adapter: str = "on") -> "FakeBlueZ":
+        """org.bluez on the bus, with an adapter that is `on`, `off` (not powered) or `none`."""
         bus = await MessageBus(bus_address=bus_address).connect()
         await bus.request_name("org.bluez")
         bluez = cls(bus)
-        bus.export(ADAPTER, bluez.adapter)
+        bluez.powered = adapter == "on"
+        if adapter != "none":
+            bus.export(ADAPTER, bluez.adapter)
         bluez._task = asyncio.create_task(bluez._advertise())
         return bluez
 
@@ -302,3 +306,16 @@ class FakeBlueZ:
         if self._task:
             self._task.cancel()
         self.bus.disconnect()
+
+
+async def _serve(bus_address: str, adapter: str) -> None:
+    await FakeBlueZ.start(bus_address, adapter)
+    print("ready", flush=True)
+    await asyncio.Event().wait()
+
+
+if __name__ == "__main__":
+    # For test_cli.py: python fake_bluez.py BUS_ADDRESS on|off|none, until it is stopped.
+    import sys
+
+    asyncio.run(_serve(sys.argv[1], sys.argv[2]))

@@ -109,12 +109,12 @@ async def serve(link: MqttLink, source, bridge: Bridge) -> None:
 def main(argv: list[str] | None = None, env: dict[str, str] | None = None) -> int:
     env = dict(os.environ if env is None else env)
     args = parse_args(sys.argv[1:] if argv is None else argv, env)
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
     try:
         broker, selection = settings_from(args, env)
     except UsageError as e:
         print(f"hr_bridge.py: {e}", file=sys.stderr)
         return 2
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
     try:
         from ble import BleSource
     except ImportError as e:

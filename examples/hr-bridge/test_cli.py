@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """hr_bridge.py as a person runs it: bad options, no Bluetooth (no D-Bus system bus; a D-Bus
-with no BlueZ on it), the broker's online/offline, SIGTERM; and `explain` on each error bleak
-raises. Needs the requirements (bleak, paho-mqtt), mosquitto and dbus-daemon.
+with no BlueZ on it; fake_bluez.py with no adapter, with one powered off, and refusing this
+user), the broker's online/offline, SIGTERM; and `explain` on each error bleak raises. Needs the requirements (bleak, paho-mqtt), mosquitto and dbus-daemon.
 
 Run: cd examples/hr-bridge && python -m unittest test_cli
 """
 import asyncio
+import contextlib
+import io
 import os
 import shutil
 import signal
@@ -28,6 +30,7 @@ from bleak.exc import (  # noqa: E402
     BleakDeviceNotFoundError,
 )
 
+import hr_bridge  # noqa: E402
 from ble import explain  # noqa: E402
 from test_bridge import Mosquitto, Subscriber  # noqa: E402
 
@@ -46,10 +49,22 @@ def run_bridge(*args, env=None, timeout=10):
 
 class BadOptions(unittest.TestCase):
     def assertRefused(self, args, *fragments, env=None):
-        p = run_bridge(*args, env=env)
-        self.assertEqual(p.returncode, 2, p.stderr)
+        """hr_bridge.main in this process (a bad option stops it before any I/O)."""
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            try:
+                status = hr_bridge.main(args, {**os.environ, **(env or {})})
+            except SystemExit as e:  # argparse's own refusals
+                status = e.code
+        self.assertEqual(status, 2, err.getvalue())
         for fragment in fragments:
-            self.assertIn(fragment, p.stderr)
+            self.assertIn(fragment, err.getvalue())
+
+    def test_exit_status_and_message_of_the_program(self):
+        p = run_bridge("--strap", "C8:3A:1B:2C:3D:4E=Alice!")
+        self.assertEqual((p.returncode, p.stdout), (2, ""))
+        self.assertEqual(p.stderr.strip(), "hr_bridge.py: strap id 'Alice!' is not usable as a topic level: use 1-64 "
+                                           "characters a-z, 0-9, _ and -, starting with a letter or digit (e.g. alice, strap-3)")
 
     def test_each_bad_option_is_named(self):
         self.assertRefused(["--strap", "C8:3A:1B:2C:3D:4E=Alice!"], "strap id 'Alice!' is not usable as a topic level")
@@ -136,11 +151,37 @@ class NoBluetooth(unittest.TestCase):
         with PrivateSystemBus(self.work) as bus:
             self.bridge_without_bluetooth(bus.address, "BlueZ is not running")
 
+    def with_fake_bluez(self, adapter, expected, deny=False):
+        with PrivateSystemBus(self.work, deny_bluez=deny) as bus:
+            bluez = subprocess.Popen([sys.executable, os.path.join(HERE, "fake_bluez.py"), bus.address, adapter],
+                                     stdout=subprocess.PIPE, text=True)
+            try:
+                self.assertEqual(bluez.stdout.readline().strip(), "ready")
+                self.bridge_without_bluetooth(bus.address, expected)
+            finally:
+                bluez.terminate()
+                bluez.wait(5)
+                bluez.stdout.close()
+
+    @unittest.skipUnless(shutil.which("dbus-daemon"), "no dbus-daemon")
+    def test_no_adapter(self):
+        self.with_fake_bluez("none", "no Bluetooth adapter: `bluetoothctl list` shows none")
+
+    @unittest.skipUnless(shutil.which("dbus-daemon"), "no dbus-daemon")
+    def test_adapter_off(self):
+        self.with_fake_bluez("off", "the Bluetooth adapter is off: `sudo rfkill unblock bluetooth` then `bluetoothctl power on`")
+
+    @unittest.skipUnless(shutil.which("dbus-daemon"), "no dbus-daemon")
+    def test_bluez_refuses_this_user(self):
+        self.with_fake_bluez("on", "permission denied by BlueZ (D-Bus: org.freedesktop.DBus.Error.AccessDenied): run the "
+                                   "bridge as root or as a user in the 'bluetooth' group", deny=True)
+
 
 class PrivateSystemBus:
     """A dbus-daemon of the test's own (a system bus that anyone may use), stopped by its PID."""
 
-    def __init__(self, work):
+    def __init__(self, work, deny_bluez=False):
+        deny = '<deny send_destination="org.bluez"/>' if deny_bluez else ""
         self.conf = os.path.join(work, "bus.conf")
         self.socket = os.path.join(work, "bus")
         self.address = f"unix:path={self.socket}"
@@ -148,7 +189,7 @@ class PrivateSystemBus:
             f.write(f"""<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
 <busconfig><type>system</type><listen>unix:path={self.socket}</listen><auth>EXTERNAL</auth>
-<policy context="default"><allow send_destination="*"/><allow own="*"/><allow receive_sender="*"/></policy></busconfig>
+<policy context="default"><allow send_destination="*"/><allow own="*"/><allow receive_sender="*"/>{deny}</policy></busconfig>
 """)
         self.proc = None
 
