@@ -45,6 +45,8 @@ extension TimerMachine {
                 finished.finishedAtMs = dismissAt
                 finished.reason = .autoDismissed
                 out.append(finished)
+                // `after_ack: ready`: back to idle at its full duration, in the same change.
+                if state == .idle { out.append(event(.reset, due: dismissAt, index: 0, phase: .idle)) }
             }
         }
         advancedToMs = max(advancedToMs, now)

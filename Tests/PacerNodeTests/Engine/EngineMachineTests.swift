@@ -168,4 +168,19 @@ struct EngineMachineTests {
         let (next, _) = Self.step(&m, Self.command(["action": "pause"], timer: "tea"), at: 200, result: { _ in .success(StoreCommit()) })
         #expect(next.markPublished == [1])
     }
+
+    @Test("a rest timer with after_ack ready: Acknowledge (from any client) publishes it idle at its full duration, and the change is written")
+    func restComesBackReady() throws {
+        var m = try Self.machine()
+        Self.step(&m, .connection(.connected(sessionPresent: false)), at: 0)
+        Self.step(&m, Self.command(["action": "start", "spec": ["kind": "rest", "duration": "90s", "exercise": "Squat", "next": "Rows", "after_ack": "ready"]], timer: "rest"),
+                  at: 0, result: { _ in .success(StoreCommit()) })
+        while let next = m.nextDeadline(), next <= 90_000 { Self.step(&m, .deadline, at: next, result: { _ in .success(StoreCommit()) }) }
+        let (batch, effects) = Self.step(&m, Self.command(["action": "ack", "id": "a1"], timer: "rest"), at: 95_000, result: { _ in .success(StoreCommit()) })
+        #expect(batch.upsertTimers.map(\.id) == ["rest"])
+        #expect(batch.appendEvents.map(\.type) == ["acknowledged", "finished", "reset"])
+        let state = try #require(Self.published(effects).last { $0.topic == "\(Self.base)/timers/rest/state" }?.json)
+        #expect(state["status"] == "idle" && state["remaining_ms"] == .int(90_000) && state["display"] == "1:30", "\(state)")
+        #expect(Self.plainValues(effects)["\(Self.base)/timers/rest/display"] == "1:30")
+    }
 }
