@@ -183,4 +183,23 @@ struct EngineMachineTests {
         #expect(state["status"] == "idle" && state["remaining_ms"] == .int(90_000) && state["display"] == "1:30", "\(state)")
         #expect(Self.plainValues(effects)["\(Self.base)/timers/rest/display"] == "1:30")
     }
+
+    @Test("saving a workout republishes every timer's Home Assistant config with it among the Workout select's options")
+    func savedWorkoutReachesHomeAssistant() throws {
+        var m = try Self.machine("timers:\n  - {id: tea, name: Tea, spec: {kind: countdown, duration: 3m}}\n", hasStore: true)
+        _ = m.restore(RestoredState(), clockSynchronized: true, now: 0)
+        Self.step(&m, .connection(.connected(sessionPresent: false)), at: 0)
+        let configTopic = "homeassistant/device/m_tea/config"
+        func options(_ effects: [EngineEffect]) -> [String]? {
+            Self.published(effects).last { $0.topic == configTopic }?.json?["cmps"]?["workout"]?["options"]?.array?.compactMap(\.string)
+        }
+        let (_, saved) = Self.step(&m, Self.command(["action": "save_workout", "workout": "hiit", "spec": ["kind": "interval", "work": "45s", "rest": "15s", "rounds": 10]]),
+                                   at: 1_000, result: { _ in .success(StoreCommit()) })
+        #expect(options(saved)?.contains("hiit") == true, "\(Self.published(saved).map(\.topic))")
+        // A command that changes no workout publishes no config again.
+        let (_, other) = Self.step(&m, Self.command(["action": "start"], timer: "tea"), at: 2_000, result: { _ in .success(StoreCommit()) })
+        #expect(options(other) == nil)
+        let (_, deleted) = Self.step(&m, Self.command(["action": "delete_workout", "workout": "hiit"]), at: 3_000, result: { _ in .success(StoreCommit()) })
+        #expect(options(deleted).map { !$0.contains("hiit") } == true)
+    }
 }
