@@ -10,6 +10,8 @@ public struct Topics: Sendable, Equatable {
     public var info: String { "\(base)/info" }
     /// Retained JSON: the saved workouts (`{"workouts":[{"id","name","spec"}, …]}`).
     public var workouts: String { "\(base)/workouts" }
+    /// Retained JSON: the node's speaker (`{"available","muted","volume"}`; the `sound` command).
+    public var sound: String { "\(base)/sound" }
     /// Node commands (in).
     public var command: String { "\(base)/cmd" }
     /// Replies to commands without an MQTT 5 response topic (out).

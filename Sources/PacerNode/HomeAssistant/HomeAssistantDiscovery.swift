@@ -81,6 +81,36 @@ struct HomeAssistantDiscovery: Sendable, Equatable {
     /// is within the `[a-zA-Z0-9_-]` Home Assistant allows for an object id.
     func configTopic(timer id: String) -> String { "\(prefix)/device/\(objectID(timer: id))/config" }
 
+    /// The node's own device (its speaker): `<prefix>/device/<node>/config`.
+    var nodeConfigTopic: String { "\(prefix)/device/\(nodeID)/config" }
+
+    /// The node's own device, for a node with a speaker: a switch that mutes and unmutes it
+    /// and a number for its volume, both through the `sound` command on `<base>/cmd` and read
+    /// back from the retained `<base>/sound` (docs/home-assistant.md).
+    func nodeConfig() -> JSONValue {
+        let stem = "pacer_\(nodeID)"
+        return .object([
+            "dev": .object(["ids": .array([.string(stem)]), "name": .string("Pacer \(nodeID)"), "mf": "Pacer", "mdl": "node", "sw": .string(version)]),
+            "o": .object(["name": "Pacer", "sw": .string(version)]),
+            "availability_topic": .string(topics.status),
+            "qos": 1,
+            "cmps": .object([
+                "speaker": .object([
+                    "platform": "switch", "name": "Speaker", "unique_id": .string("\(stem)_speaker"), "icon": "mdi:volume-high",
+                    "command_topic": .string(topics.command), "state_topic": .string(topics.sound),
+                    "payload_on": #"{"action":"sound","muted":false}"#, "payload_off": #"{"action":"sound","muted":true}"#,
+                    "value_template": "{{ 'OFF' if value_json.muted else 'ON' }}", "state_on": "ON", "state_off": "OFF",
+                ]),
+                "speaker_volume": .object([
+                    "platform": "number", "name": "Speaker volume", "unique_id": .string("\(stem)_speaker_volume"), "icon": "mdi:volume-medium",
+                    "command_topic": .string(topics.command), "command_template": #"{"action":"sound","volume":{{ value | int }}}"#,
+                    "state_topic": .string(topics.sound), "value_template": "{{ value_json.volume }}",
+                    "min": 0, "max": 100, "step": 5, "unit_of_measurement": "%", "mode": "slider",
+                ]),
+            ]),
+        ])
+    }
+
     /// `<node>_<timer>`: the device's object id, its identifier and the stem of its unique ids.
     func objectID(timer id: String) -> String { "\(nodeID)_\(id)" }
 

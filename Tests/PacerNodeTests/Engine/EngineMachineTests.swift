@@ -16,14 +16,14 @@ struct EngineMachineTests {
     static let base = "pacer/m"
 
     /// A machine over a configuration read from YAML (`hasStore`: as if a database backed it).
-    static func machine(_ yaml: String = "", hasStore: Bool = false) throws -> EngineMachine {
+    static func machine(_ yaml: String = "", hasStore: Bool = false, hasSound: Bool = false) throws -> EngineMachine {
         let directory = try makeTemporaryDirectory("pacer-machine")
         let file = directory.appendingPathComponent("pacer.yaml")
         try yaml.write(to: file, atomically: false, encoding: .utf8)
         let configuration = try NodeConfiguration.load(
             flags: .init(configFile: file.path, node: "m", baseTopic: base, dataDirectory: directory.path), environment: [:])
         return EngineMachine(configuration: configuration, logger: Logger(label: "machine-test") { _ in SwiftLogNoOpLogHandler() },
-                             startedAtMs: 1_000_000, hasStore: hasStore)
+                             startedAtMs: 1_000_000, hasStore: hasStore, hasSound: hasSound)
     }
 
     /// One input through the three steps, the write given as `result` (nil: no store).
@@ -201,5 +201,36 @@ struct EngineMachineTests {
         #expect(options(other) == nil)
         let (_, deleted) = Self.step(&m, Self.command(["action": "delete_workout", "workout": "hiit"]), at: 3_000, result: { _ in .success(StoreCommit()) })
         #expect(options(deleted).map { !$0.contains("hiit") } == true)
+    }
+
+    @Test("sound: mute and volume are written, published on <base>/sound, handed to the player, kept through a restart; refused without a speaker")
+    func speakerCommand() throws {
+        var m = try Self.machine(hasStore: true, hasSound: true)
+        let (_, connect) = Self.step(&m, .connection(.connected(sessionPresent: false)), at: 0)
+        #expect(Self.published(connect).first { $0.topic == "\(Self.base)/sound" }?.json == ["available": true, "muted": false, "volume": 100])
+        // The node's own Home Assistant device: the speaker switch and its volume.
+        let node = try #require(Self.published(connect).first { $0.topic == "homeassistant/device/m/config" }?.json)
+        #expect(node["cmps"]?["speaker"]?["platform"] == "switch" && node["cmps"]?["speaker_volume"]?["platform"] == "number")
+        let (batch, effects) = Self.step(&m, Self.command(["action": "sound", "muted": true, "volume": 30, "id": "s1"]), at: 1_000,
+                                         result: { _ in .success(StoreCommit()) })
+        #expect(batch.meta[Speaker.metaKey] == #"{"muted":true,"volume":30}"#)
+        #expect(Self.published(effects).first { $0.topic == "\(Self.base)/sound" }?.json == ["available": true, "muted": true, "volume": 30])
+        #expect(effects.contains { if case .speaker(true, 30) = $0 { true } else { false } })
+        #expect(Self.published(effects).last?.json?["muted"] == true)  // the reply says so too
+        // A failed write leaves it as it was.
+        let (_, failed) = Self.step(&m, Self.command(["action": "sound", "muted": false]), at: 2_000,
+                                    result: { _ in .failure(StoreError(.io, "disk I/O error")) })
+        #expect(m.speaker.muted == true)
+        #expect(!failed.contains { if case .speaker = $0 { true } else { false } })
+        // A restart reads it back.
+        var restarted = try Self.machine(hasStore: true, hasSound: true)
+        _ = restarted.restore(RestoredState(speakerDocument: batch.meta[Speaker.metaKey]), clockSynchronized: true, now: 3_000)
+        #expect(restarted.speaker == m.speaker)
+        // Without a speaker: refused, naming what to configure.
+        var silent = try Self.machine()
+        Self.step(&silent, .connection(.connected(sessionPresent: false)), at: 0)
+        let (_, refused) = Self.step(&silent, Self.command(["action": "sound", "muted": true]), at: 1_000)
+        let reply = try #require(Self.published(refused).first { $0.topic == "\(Self.base)/reply" }?.json)
+        #expect(reply["ok"] == false && reply["error"]?["code"] == "invalid_state" && reply["error"]?["message"]?.string?.contains("sound:") == true, "\(reply)")
     }
 }

@@ -45,6 +45,7 @@ extension EngineMachine {
                 // The states, events and retained topics queued so far go to the network
                 // thread now, while the configs are made, not after them.
                 emit(.flush)
+                if hasSound { messages.append(.init(topic: publisher.discovery.nodeConfigTopic, payload: JSONCoding.encode(publisher.discovery.nodeConfig()))) }
                 publisher.queueAll(timers.ids, at: now)
             } else if !output.onlyTimePassed {
                 messages += publisher.configs(for: subjects(output.changedTimers), force: false)

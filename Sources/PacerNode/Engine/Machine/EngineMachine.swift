@@ -38,6 +38,8 @@ struct EngineMachine {
     let hasStore: Bool
     /// Whether the plain topics have a connection of their own (`publish.plain_connection: separate`).
     let hasPlainConnection: Bool
+    /// Whether the node has a speaker (`sound:` in its configuration).
+    let hasSound: Bool
 
     // The state, each part a type that owns its rules:
     /// Every timer, with what the store and the broker last got of it (TimerTable.swift).
@@ -60,6 +62,8 @@ struct EngineMachine {
     var info: NodeInfo
     /// The saved workouts (SavedWorkouts.swift).
     var workouts = SavedWorkouts(json: nil)
+    /// The node's speaker as commanded (Speaker.swift).
+    var speaker = Speaker()
     /// Store work that rides on the next write or happens after one (pruning).
     var upkeep = StoreUpkeep()
     /// Home Assistant discovery: what was published (nil when `home_assistant.enabled` is false).
@@ -81,12 +85,13 @@ struct EngineMachine {
     ///   - hasStore: whether a database backs the node.
     ///   - hasPlainConnection: whether the plain topics have a connection of their own.
     init(configuration: NodeConfiguration, logger: Logger, startedAtMs: Millis, version: String = PacerVersion.current,
-         hasStore: Bool, storagePath: String? = nil, storageProblem: String? = nil, hasPlainConnection: Bool = false) {
+         hasStore: Bool, storagePath: String? = nil, storageProblem: String? = nil, hasPlainConnection: Bool = false, hasSound: Bool = false) {
         self.configuration = configuration
         self.topics = Topics(base: configuration.baseTopic)
         self.logger = logger
         self.hasStore = hasStore
         self.hasPlainConnection = hasPlainConnection
+        self.hasSound = hasSound
         self.parser = CommandParser(maxPayloadBytes: configuration.limits.maxPayloadBytes)
         self.ledger = RequestLedger(windowMs: configuration.limits.dedupWindowMs)
         self.heartRate = HeartRateMonitor(settings: configuration.heartRate)
