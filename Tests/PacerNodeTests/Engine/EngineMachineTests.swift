@@ -4,6 +4,7 @@ import Mosquitto
 import PacerCore
 @testable import PacerNode
 import PacerProtocol
+import PacerSound
 import PacerStore
 import PacerTestSupport
 import Testing
@@ -232,5 +233,45 @@ struct EngineMachineTests {
         let (_, refused) = Self.step(&silent, Self.command(["action": "sound", "muted": true]), at: 1_000)
         let reply = try #require(Self.published(refused).first { $0.topic == "\(Self.base)/reply" }?.json)
         #expect(reply["ok"] == false && reply["error"]?["code"] == "invalid_state" && reply["error"]?["message"]?.string?.contains("sound:") == true, "\(reply)")
+    }
+
+    @Test("publish.cue_ahead: every cue the timer sounds is announced once, its lead before its due instant, with its kind and length")
+    func cueAhead() throws {
+        var m = try Self.machine("publish: {cue_ahead: 1s}\n")
+        Self.step(&m, .connection(.connected(sessionPresent: false)), at: 0)
+        let spec: JSONValue = ["kind": "interval", "prepare": "5s", "work": "6s", "rest": "4s", "rounds": 2]
+        var announced: [(at: Millis, json: JSONValue)] = []
+        var sounded: [(due: Millis, cue: String)] = []
+        func record(_ effects: [EngineEffect], at now: Millis) {
+            for (topic, json) in Self.published(effects) where topic == "\(Self.base)/cue_ahead" { announced.append((now, json ?? .null)) }
+            for case .sound(let events) in effects {
+                for event in events { if let cue = SoundCue.cue(for: event) { sounded.append((event.dueMs, cue.rawValue)) } }
+            }
+        }
+        let (_, started) = Self.step(&m, Self.command(["action": "start", "spec": spec], timer: "hiit"), at: 10_000)
+        record(started, at: 10_000)
+        while let next = m.nextDeadline(), next <= 60_000 {
+            let (_, effects) = Self.step(&m, .deadline, at: next)
+            record(effects, at: next)
+        }
+        // The cues after the start (the start's own work cue sounded at once, with nothing ahead).
+        let expected = sounded.filter { $0.due > 10_000 }
+        #expect(expected.count >= 10, "\(sounded)")
+        #expect(announced.map { $0.json["due_ms"]?.int ?? -1 } == expected.map { Int($0.due) }, "\(announced.map(\.json)) vs \(expected)")
+        #expect(announced.map { $0.json["cue"]?.string ?? "" } == expected.map(\.cue))
+        for (at, json) in announced {
+            #expect(json["lead_ms"]?.int == 1_000 && json["due_ms"]?.int.map { Millis($0) - at } == 1_000, "\(json) at \(at)")
+            #expect(json["timer"] == "hiit" && (json["duration_ms"]?.int ?? 0) > 0)
+        }
+        // A pause stops the announcements; nothing is announced while it is paused.
+        var paused = try Self.machine("publish: {cue_ahead: 1s}\n")
+        Self.step(&paused, .connection(.connected(sessionPresent: false)), at: 0)
+        Self.step(&paused, Self.command(["action": "start", "spec": ["kind": "countdown", "duration": "20s"]], timer: "tea"), at: 0)
+        Self.step(&paused, Self.command(["action": "pause"], timer: "tea"), at: 5_000)
+        var late: [String] = []
+        while let next = paused.nextDeadline(), next <= 60_000 {
+            late += Self.published(Self.step(&paused, .deadline, at: next).1).map(\.topic).filter { $0.hasSuffix("/cue_ahead") }
+        }
+        #expect(late.isEmpty)
     }
 }

@@ -66,6 +66,9 @@ struct EngineMachine {
     var speaker = Speaker()
     /// Store work that rides on the next write or happens after one (pruning).
     var upkeep = StoreUpkeep()
+    /// Per timer, the revision its cue-ahead deadline was set at and the last cue announced
+    /// (EngineMachine+CueAhead.swift; empty without `publish.cue_ahead`).
+    var cueAhead: [String: CueAheadMark] = [:]
     /// Home Assistant discovery: what was published (nil when `home_assistant.enabled` is false).
     var homeAssistant: HomeAssistantPublisher?
     /// The optional command rate limit (`limits.command_rate`; nil: off). CommandRateLimiter.swift.
@@ -153,6 +156,7 @@ struct EngineMachine {
                 case .discovery: break  // afterWrite's publishDiscovery sends the next chunk
                 case .plainFallback: plainLinkStayedDown(into: &output)
                 case .plainHold: output.republishPlain = plainHold.release() || output.republishPlain
+                case .cueAhead(let id): announceCues(id, now: now)
                 }
             }
         }
@@ -187,12 +191,16 @@ struct EngineMachine {
     mutating func advanceTimer(_ id: String, now: Millis, into output: inout EngineOutput) {
         guard let events = timers.update(id, { $0.advance(to: now) }) else { return }
         output.timerAdvanced(id, events: events)
-        schedule(id, now: now)
+        schedule(id, now: now, byTime: true)
     }
 
-    /// Sets the timer's one deadline (none once it is gone).
-    mutating func schedule(_ id: String, now: Millis) {
+    /// Sets the timer's one deadline (none once it is gone), and its cue-ahead one when the
+    /// timer changed (EngineMachine+CueAhead.swift).
+    /// - Parameter byTime: the timer moved on by the passage of time only (its cues stay where
+    ///   the timing model put them, so what was announced stays announced).
+    mutating func schedule(_ id: String, now: Millis, byTime: Bool = false) {
         deadlines.set(.timer(id), at: timers.nextDeadline(of: id, now: now))
+        if configuration.cueAheadMs != nil { scheduleCueAhead(id, now: now, keepingAnnounced: byTime) }
     }
 
     mutating func rescheduleAll(now: Millis) {
