@@ -44,7 +44,7 @@ extension Pacer {
                 }
                 let problems = ProblemCount()
                 let logger = Logger(label: "pacer") { _ in TestLogHandler(problems: problems) }
-                if config.sound == nil { print("no sound: section in the configuration: playing on ALSA device default at full volume") }
+                if config.sound == nil { print("no sound: section in the configuration: every cue at full volume") }
                 if config.sound?.enabled == false { print("sound is off in the configuration (enabled: false); playing anyway") }
                 let player = SoundPlayer(settings: settings, logger: logger)
                 player.start()
@@ -65,6 +65,11 @@ extension Pacer {
                 try await Task.sleep(for: .milliseconds(max(0, endMs - Millis(Date().timeIntervalSince1970 * 1000))))
                 player.stop(timeout: .seconds(10))
                 if problems.value.load(ordering: .relaxed) > 0 {
+                    FileHandle.standardError.write(Data("""
+                        pacer sound test: failed (above). A node that is running holds the device: sudo systemctl stop pacer; \
+                        the device names: aplay -L; under systemd the service needs the sound drop-in (docs/deployment.md, "Sound").
+
+                        """.utf8))
                     throw ExitCode(1)
                 }
                 if case .file(let path) = settings.output { print("rendered to \(path)") } else { print("done") }
