@@ -394,7 +394,7 @@ setup_sound() {
   install_file 0644 "" "$sound_dropin_src" "$sound_dropin_dst"
   # The group that owns /dev/snd/* (SupplementaryGroups=audio): Debian makes it; a --root may lack it.
   if [[ -f $R/etc/group && -z $(gid_of audio) ]]; then note "warning: no group 'audio' in ${R:-/}etc/group: the sound devices stay closed to the service"; fi
-  echo "   check it: sudo systemctl stop pacer && pacer sound test --config /etc/pacer/pacer.yaml; then sudo systemctl start pacer"
+  echo "   check it: sudo systemctl stop pacer && sudo pacer sound test --config /etc/pacer/pacer.yaml; then sudo systemctl start pacer"
 }
 
 uninstall_sound() {
