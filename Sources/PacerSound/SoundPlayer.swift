@@ -17,6 +17,11 @@ import Synchronization
 /// A device that is missing or fails is logged once; the node goes on, and the player tries
 /// the device again at most every 30 s (a speaker plugged in later is picked up).
 ///
+/// Cues in quiet hours (`settings.quiet`, at their due instant) are not queued. With
+/// `settings.music`, each cue (and each cue a countdown announces) is also handed to the
+/// music's ducker (MusicDucker.swift), which lowers an MPD server's volume around it on a
+/// thread of its own.
+///
 /// Threading: the queue is behind a `Mutex`; the output (ALSA handle or file buffer) lives
 /// only on the player's thread.
 public final class SoundPlayer: Sendable {

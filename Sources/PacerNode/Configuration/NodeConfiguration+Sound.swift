@@ -51,20 +51,21 @@ extension NodeConfiguration {
     private static func music(_ node: ConfigTree, _ r: inout ConfigReader) -> SoundSettings.Music? {
         let m = r.mapping(node, key: "sound.music", known: ["mpd", "password", "duck_to", "lead", "hold"])
         guard case .mapping = node.value else { return nil }
-        guard let address = r.string(m["mpd"], key: "sound.music.mpd") else {
-            if m["mpd"] == nil { r.fail("sound.music.mpd", node, "missing: give the MPD server to duck, like mpd: \"127.0.0.1:6600\"") }
-            return nil
+        var address: (host: String, port: Int)?
+        if let text = r.string(m["mpd"], key: "sound.music.mpd") {
+            address = SoundSettings.Music.address(text)
+            if address == nil {
+                r.fail("sound.music.mpd", m["mpd"], "expected host or host:port (port 1-65535), like 127.0.0.1:6600 or jukebox.local, got '\(text)'")
+            }
+        } else if m["mpd"] == nil {
+            r.fail("sound.music.mpd", node, "missing: give the MPD server to duck, like mpd: \"127.0.0.1:6600\"")
         }
-        guard let (host, port) = SoundSettings.Music.address(address) else {
-            r.fail("sound.music.mpd", m["mpd"], "expected host or host:port (port 1-65535), like 127.0.0.1:6600 or jukebox.local, got '\(address)'")
-            return nil
-        }
-        var music = SoundSettings.Music(host: host, port: port)
+        var music = SoundSettings.Music(host: address?.host ?? "", port: address?.port ?? 6600)
         if let v = r.string(m["password"], key: "sound.music.password") { music.password = v }
         if let v = volume(m["duck_to"], key: "sound.music.duck_to", &r) { music.duckTo = v }
         if let v = r.duration(m["lead"], key: "sound.music.lead", range: 0...5_000) { music.leadMs = Int(v) }
         if let v = r.duration(m["hold"], key: "sound.music.hold", range: 0...10_000) { music.holdMs = Int(v) }
-        return music
+        return address == nil ? nil : music
     }
 
     /// One `sound.quiet` window: `{from: "22:00", to: "07:00", cues: all | [kinds]}`.
