@@ -6,137 +6,6 @@ import PacerTestSupport
 import Synchronization
 import Testing
 
-/// A real `mpd` (Debian's package) on 127.0.0.1: a free port, a temporary configuration, a
-/// null output with MPD's software mixer (so `setvol` works) playing a tone in a loop, a
-/// password with the `control` permission (without it `setvol` is refused). Stopped by its PID.
-final class TestMPD: Sendable {
-    static let password = "duck-pass"
-    let process: TestProcess
-    let port: Int
-    let directory: URL
-
-    init() async throws {
-        directory = try makeTemporaryDirectory("pacer-mpd")
-        let music = directory.appendingPathComponent("music")
-        try FileManager.default.createDirectory(at: music, withIntermediateDirectories: true)
-        _ = try TestProcess.run("sox", ["-n", "-r", "44100", "-c", "2", "music/tone.wav", "synth", "30", "sine", "300", "vol", "0.1"], in: directory)
-        port = try freeLocalPort()
-        let d = directory.path
-        try """
-            music_directory "\(d)/music"
-            db_file "\(d)/db"
-            state_file "\(d)/state"
-            pid_file "\(d)/pid"
-            log_file "\(d)/mpd.log"
-            bind_to_address "127.0.0.1"
-            port "\(port)"
-            zeroconf_enabled "no"
-            password "\(Self.password)@read,add,control,admin"
-            default_permissions "read"
-            audio_output {
-              type "null"
-              name "null"
-              mixer_type "software"
-            }
-            """.write(to: directory.appendingPathComponent("mpd.conf"), atomically: false, encoding: .utf8)
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/mpd") else {
-            throw TestSupportError("mpd is not installed: PACER_SETUP=test scripts/setup installs it (apt install mpd)")
-        }
-        process = try TestProcess.launch("/usr/bin/mpd", ["--no-daemon", directory.appendingPathComponent("mpd.conf").path],
-                                         outputFile: directory.appendingPathComponent("mpd.out"))
-        // Up, its database scanned (the tone can be queued), playing at volume 80.
-        let client = MPDClient(host: "127.0.0.1", port: port)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while true {
-            do {
-                try client.connect(password: Self.password)
-                _ = try client.command("add tone.wav")
-                break
-            } catch {
-                client.close()
-                if ContinuousClock.now > deadline || !process.isRunning {
-                    await process.kill()
-                    throw TestSupportError("mpd did not start: \(error)\n\(process.output)")
-                }
-                try await Task.sleep(for: .milliseconds(50))
-            }
-        }
-        _ = try client.command("repeat 1")
-        _ = try client.command("play")
-        try client.setVolume(80)
-        client.close()
-    }
-
-    func stop() async {
-        await process.terminate()
-        try? FileManager.default.removeItem(at: directory)
-    }
-
-    func client() throws -> MPDClient {
-        let client = MPDClient(host: "127.0.0.1", port: port)
-        try client.connect(password: Self.password)
-        return client
-    }
-}
-
-/// MPD's volume over time, polled with `status` every 2 ms on a thread of its own.
-final class VolumeTimeline: Sendable {
-    struct Sample { var ms: Double; var volume: Int }
-    let samples = Mutex<[Sample]>([])
-    private let stopping = Atomic<Bool>(false)
-    private let ended = DispatchSemaphore(value: 0)
-
-    init(_ mpd: TestMPD) throws {
-        let thread = Thread { [self] in
-            guard let client = try? mpd.client() else {
-                ended.signal()
-                return
-            }
-            while !stopping.load(ordering: .relaxed) {
-                if let volume = try? client.volume() {
-                    let ms = Date().timeIntervalSince1970 * 1000
-                    samples.withLock { $0.append(Sample(ms: ms, volume: volume)) }
-                }
-                usleep(2_000)
-            }
-            client.close()
-            ended.signal()
-        }
-        thread.start()
-    }
-
-    func stop() -> [Sample] {
-        stopping.store(true, ordering: .relaxed)
-        ended.wait()
-        return samples.withLock { $0 }
-    }
-
-    /// Each stretch below `normal`: its start and end, each as (last sample before, first sample in).
-    struct Duck: CustomStringConvertible {
-        var startBefore: Double, startAt: Double, endBefore: Double, endAt: Double
-        var low: Int, restored: Int
-        var description: String { String(format: "%.0f..%.0f→%d→%d", startAt, endAt, low, restored) }
-    }
-
-    static func ducks(_ samples: [Sample], normal: Int) -> [Duck] {
-        var ducks: [Duck] = []
-        var current: Duck?
-        for (i, s) in samples.enumerated() where i > 0 {
-            let before = samples[i - 1]
-            if s.volume < normal, before.volume >= normal {
-                current = Duck(startBefore: before.ms, startAt: s.ms, endBefore: 0, endAt: 0, low: s.volume, restored: 0)
-            } else if s.volume >= normal, before.volume < normal, var d = current {
-                d.endBefore = before.ms
-                d.endAt = s.ms
-                d.restored = s.volume
-                ducks.append(d)
-                current = nil
-            }
-        }
-        return ducks
-    }
-}
-
 func event(_ type: EventType, due: Millis, phase: Phase? = nil, cue: Int? = nil) -> TimerEvent {
     TimerEvent(type: type, timer: "t", revision: 1, dueMs: due, atMs: due, phase: phase, cue: cue)
 }
@@ -199,7 +68,7 @@ struct MPDDuckingTests {
         let settings = settings(port: mpd.port, wav: wav)
         let lines = Lines()
         let player = SoundPlayer(settings: settings, logger: lines.logger)
-        let timeline = try VolumeTimeline(mpd)
+        let timeline = MPDVolumeTimeline(mpd)
         player.start()
         let t0 = wallMs() + 500
         // A work segment starts (a command: known only at its instant), then a 3-2-1 countdown
@@ -229,7 +98,7 @@ struct MPDDuckingTests {
             cues.append((cue, soundMs, soundMs + Double(cue.durationMs), announced: i >= 2))
         }
 
-        let ducks = VolumeTimeline.ducks(samples, normal: 80)
+        let ducks = MPDVolumeTimeline.ducks(samples, normal: 80)
         let lead = Double(settings.music!.leadMs), hold = Double(settings.music!.holdMs)
         try #require(ducks.count == cues.count, "one duck per cue (they are far enough apart): \(ducks)")
         var report: [String] = []

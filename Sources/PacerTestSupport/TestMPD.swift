@@ -1,0 +1,189 @@
+public import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real `mpd` (Debian's package) on 127.0.0.1 for the music ducking tests: a free port, a
+/// temporary configuration, a null output with MPD's software mixer (so `setvol` works)
+/// playing a quiet tone in a loop at volume 80, and a password with the `control` permission
+/// (without it `setvol` is refused). Stopped by its PID.
+public final class TestMPD: Sendable {
+    public static let password = "duck-pass"
+    public static let volume = 80
+    public let process: TestProcess
+    public let port: Int
+    public let directory: URL
+
+    public init() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/mpd") else {
+            throw TestSupportError("mpd is not installed: PACER_SETUP=test scripts/setup installs it (apt install mpd)")
+        }
+        directory = try makeTemporaryDirectory("pacer-mpd")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("music"), withIntermediateDirectories: true)
+        _ = try TestProcess.run("sox", ["-n", "-r", "44100", "-c", "2", "music/tone.wav", "synth", "30", "sine", "300", "vol", "0.1"], in: directory)
+        port = try freeLocalPort()
+        let d = directory.path
+        try """
+            music_directory "\(d)/music"
+            db_file "\(d)/db"
+            state_file "\(d)/state"
+            pid_file "\(d)/pid"
+            log_file "\(d)/mpd.log"
+            bind_to_address "127.0.0.1"
+            port "\(port)"
+            zeroconf_enabled "no"
+            password "\(Self.password)@read,add,control,admin"
+            default_permissions "read"
+            audio_output {
+              type "null"
+              name "null"
+              mixer_type "software"
+            }
+            """.write(to: directory.appendingPathComponent("mpd.conf"), atomically: false, encoding: .utf8)
+        process = try TestProcess.launch("/usr/bin/mpd", ["--no-daemon", directory.appendingPathComponent("mpd.conf").path],
+                                         outputFile: directory.appendingPathComponent("mpd.out"))
+        // Up, its database scanned (the tone can be queued), playing at `volume`.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while true {
+            do {
+                let client = try MPDTestClient(port: port, password: Self.password)
+                defer { client.close() }
+                _ = try client.command("add tone.wav")
+                _ = try client.command("repeat 1")
+                _ = try client.command("play")
+                _ = try client.command("setvol \(Self.volume)")
+                break
+            } catch {
+                if ContinuousClock.now > deadline || !process.isRunning {
+                    await process.kill()
+                    throw TestSupportError("mpd did not start: \(error)\n\(process.output)")
+                }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+    }
+
+    /// Stops mpd (by its PID) and removes its directory.
+    public func stop() async {
+        await process.terminate()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// A new connection, logged in.
+    public func client() throws -> MPDTestClient { try MPDTestClient(port: port, password: Self.password) }
+}
+
+/// The tests' own MPD connection (blocking, 2 s timeouts), apart from the node's client.
+public final class MPDTestClient {
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+    private var open = true
+
+    public init(port: Int, password: String?) throws {
+        fd = connectToLoopback(port: port)
+        guard fd >= 0 else { throw TestSupportError("cannot connect to mpd on 127.0.0.1:\(port)") }
+        var timeout = timeval(tv_sec: 2, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let greeting = try readLine()
+        guard greeting.hasPrefix("OK MPD") else { throw TestSupportError("not mpd: \(greeting)") }
+        if let password { _ = try command("password \(password)") }
+    }
+
+    /// Sends `line`; the reply's lines before `OK`. Throws on `ACK`.
+    public func command(_ line: String) throws -> [String] {
+        let bytes = Array((line + "\n").utf8)
+        guard send(fd, bytes, bytes.count, Int32(MSG_NOSIGNAL)) == bytes.count else { throw TestSupportError("mpd: send failed") }
+        var lines: [String] = []
+        while true {
+            let reply = try readLine()
+            if reply == "OK" { return lines }
+            if reply.hasPrefix("ACK") { throw TestSupportError("mpd refused '\(line)': \(reply)") }
+            lines.append(reply)
+        }
+    }
+
+    /// The volume `status` reports (nil: none).
+    public func volume() throws -> Int? {
+        try command("status").first { $0.hasPrefix("volume: ") }.flatMap { Int($0.dropFirst(8)) }.flatMap { $0 >= 0 ? $0 : nil }
+    }
+
+    public func setVolume(_ volume: Int) throws { _ = try command("setvol \(volume)") }
+
+    public func close() {
+        if open { Glibc.close(fd) }
+        open = false
+    }
+
+    deinit { close() }
+
+    private func readLine() throws -> String {
+        while true {
+            if let newline = buffer.firstIndex(of: 10) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let n = recv(fd, &chunk, chunk.count, 0)
+            guard n > 0 else { throw TestSupportError("mpd: connection closed or no answer within 2 s") }
+            buffer += chunk[..<n]
+        }
+    }
+}
+
+/// MPD's volume over time, polled with `status` every 2 ms on a thread of its own.
+public final class MPDVolumeTimeline: Sendable {
+    public struct Sample: Sendable { public var ms: Double; public var volume: Int }
+    private let samples = Mutex<[Sample]>([])
+    private let stopping = Atomic<Bool>(false)
+    private let ended = DispatchSemaphore(value: 0)
+
+    public init(_ mpd: TestMPD) {
+        let thread = Thread { [self] in
+            defer { ended.signal() }
+            guard let client = try? mpd.client() else { return }
+            defer { client.close() }
+            while !stopping.load(ordering: .relaxed) {
+                if let volume = try? client.volume() {
+                    let ms = Date().timeIntervalSince1970 * 1000
+                    samples.withLock { $0.append(Sample(ms: ms, volume: volume)) }
+                }
+                usleep(2_000)
+            }
+        }
+        thread.start()
+    }
+
+    /// Stops polling; every sample, in order.
+    public func stop() -> [Sample] {
+        stopping.store(true, ordering: .relaxed)
+        ended.wait()
+        return samples.withLock { $0 }
+    }
+
+    /// A stretch below the normal volume: its start and end, each as (last sample before, first in).
+    public struct Duck: Sendable, CustomStringConvertible {
+        public var startBefore: Double, startAt: Double, endBefore: Double, endAt: Double
+        public var low: Int, restored: Int
+        public var description: String { String(format: "%.0f..%.0f→%d→%d", startAt, endAt, low, restored) }
+    }
+
+    public static func ducks(_ samples: [Sample], normal: Int) -> [Duck] {
+        var ducks: [Duck] = []
+        var current: Duck?
+        for (i, s) in samples.enumerated() where i > 0 {
+            let before = samples[i - 1]
+            if s.volume < normal, before.volume >= normal {
+                current = Duck(startBefore: before.ms, startAt: s.ms, endBefore: 0, endAt: 0, low: s.volume, restored: 0)
+            } else if s.volume >= normal, before.volume < normal, var d = current {
+                d.endBefore = before.ms
+                d.endAt = s.ms
+                d.restored = s.volume
+                ducks.append(d)
+                current = nil
+            }
+        }
+        return ducks
+    }
+}
