@@ -32,12 +32,17 @@ public enum StreamRole {
     /// Sets the variables for `device` that are not set already (an owner's own value wins).
     /// Returns those it set. Called when the player is made (SoundPlayer.init): before its
     /// thread opens the device, and before the node's services start threads that could read
-    /// the environment while it changes.
+    /// the environment while it changes. (The tests call the variant with their own `read`
+    /// and `write`.)
     @discardableResult
     public static func apply(forDevice device: String) -> [String] {
+        apply(forDevice: device, read: { getenv($0).map { String(cString: $0) } }, write: { setenv($0, $1, 0) })
+    }
+
+    static func apply(forDevice device: String, read: (String) -> String?, write: (String, String) -> Void) -> [String] {
         var set: [String] = []
-        for (name, value) in environment(forDevice: device) where getenv(name) == nil {
-            setenv(name, value, 0)
+        for (name, value) in environment(forDevice: device) where read(name) == nil {
+            write(name, value)
             set.append(name)
         }
         return set

@@ -1,10 +1,10 @@
 import Foundation
-import Logging
 @testable import PacerSound
 import Testing
 
-/// The cues' media role for the sound servers' role-based ducking.
-@Suite("Stream role", .serialized)
+/// The cues' media role for the sound servers' role-based ducking. (That a real PulseAudio gets
+/// it from a running `pacer` and ducks the music: Tests/extra/role-ducking.)
+@Suite("Stream role")
 struct StreamRoleTests {
     @Test("pulse and pipewire devices get their server's role; default both; hardware none")
     func environment() {
@@ -22,18 +22,17 @@ struct StreamRoleTests {
         #expect(values["PIPEWIRE_PROPS"] == "{ media.role = \"Notification\" }")
     }
 
-    @Test("a player on a pulse or pipewire device sets the role in its environment; an owner's own value wins")
+    @Test("applied: the variables a device needs that are not set yet; an owner's own value wins")
     func applied() {
-        unsetenv("PULSE_PROP")
-        setenv("PIPEWIRE_PROPS", "{ media.role = \"Alert\" }", 1)
-        defer { unsetenv("PULSE_PROP"); unsetenv("PIPEWIRE_PROPS") }
-        var settings = SoundSettings()
-        settings.output = .alsa("hw:9,0")
-        _ = SoundPlayer(settings: settings, logger: Logger(label: "t"))
-        #expect(getenv("PULSE_PROP") == nil, "a hardware device needs no role")
-        settings.output = .alsa("default")
-        _ = SoundPlayer(settings: settings, logger: Logger(label: "t"))
-        #expect(getenv("PULSE_PROP").map { String(cString: $0) } == "media.role=event")
-        #expect(getenv("PIPEWIRE_PROPS").map { String(cString: $0) } == "{ media.role = \"Alert\" }")
+        var environment = ["PIPEWIRE_PROPS": "{ media.role = \"Alert\" }"]
+        func apply(_ device: String) -> [String] {
+            StreamRole.apply(forDevice: device, read: { environment[$0] }, write: { environment[$0] = $1 })
+        }
+        #expect(apply("hw:9,0").isEmpty)
+        #expect(environment["PULSE_PROP"] == nil, "a hardware device needs no role")
+        #expect(apply("default") == ["PULSE_PROP"])
+        #expect(environment["PULSE_PROP"] == "media.role=event")
+        #expect(environment["PIPEWIRE_PROPS"] == "{ media.role = \"Alert\" }", "the owner's value is kept")
+        #expect(apply("pulse").isEmpty, "set once")
     }
 }
