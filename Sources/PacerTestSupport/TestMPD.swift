@@ -145,10 +145,10 @@ public final class MPDVolumeTimeline: Sendable {
             guard let client = try? mpd.client() else { return }
             defer { client.close() }
             while !stopping.load(ordering: .relaxed) {
-                if let volume = try? client.volume() {
-                    let ms = Date().timeIntervalSince1970 * 1000
-                    samples.withLock { $0.append(Sample(ms: ms, volume: volume)) }
-                }
+                // A failed poll means mpd is gone (a test that failed half-way): stop polling.
+                guard let volume = try? client.volume() else { break }
+                let ms = Date().timeIntervalSince1970 * 1000
+                samples.withLock { $0.append(Sample(ms: ms, volume: volume)) }
                 usleep(2_000)
             }
         }
@@ -185,5 +185,59 @@ public final class MPDVolumeTimeline: Sendable {
             }
         }
         return ducks
+    }
+}
+
+/// A cue as the ducking tests check it: when it sounds and ends (wall-clock ms), and whether
+/// something announced it ahead (then it is ducked the full lead ahead).
+public struct DuckedCue: Sendable {
+    public var name: String
+    public var soundMs: Double
+    public var endMs: Double
+    public var announced: Bool
+    public init(name: String, soundMs: Double, endMs: Double, announced: Bool) {
+        self.name = name
+        self.soundMs = soundMs
+        self.endMs = endMs
+        self.announced = announced
+    }
+}
+
+/// The ducks of a volume timeline against the cues, one duck per cue. Two kinds of problem:
+/// `problems`, wrong on any machine (a duck earlier than the lead, music back before the hold
+/// is over, a wrong volume), and `late`, which a starved machine can cause (a duck later than
+/// its bound, music back late, ducks merged because a restore came late). The tests run a
+/// scenario again when only `late` ones were found (docs/sound.md, "Music").
+public struct DuckCheck: Sendable {
+    public var problems: [String] = []
+    public var late: [String] = []
+    public var report: [String] = []
+
+    public init(ducks: [MPDVolumeTimeline.Duck], cues: [DuckedCue], leadMs: Double, holdMs: Double, low: Int, normal: Int) {
+        guard ducks.count == cues.count else {
+            late.append("\(ducks.count) ducks for \(cues.count) cues (one each expected): \(ducks)")
+            return
+        }
+        for (duck, cue) in zip(ducks, cues) {
+            if duck.low != low || duck.restored != normal { problems.append("\(cue.name): \(normal) → \(duck.low) → \(duck.restored), expected \(normal) → \(low) → \(normal)") }
+            // A change happened between the last poll before it and the first after it: it is
+            // proven early when that first poll is early, proven late when the last one is late.
+            // Never earlier than the lead, never back before the hold is over.
+            if duck.startAt < cue.soundMs - leadMs - 5 { problems.append("\(cue.name): down \(Int(cue.soundMs - duck.startAt)) ms before it sounds, more than the lead") }
+            if duck.endAt < cue.endMs + holdMs - 5 { problems.append("\(cue.name): back \(Int(duck.endAt - cue.endMs)) ms after it ends, before the hold is over") }
+            if cue.announced {
+                // Announced ahead: down well ahead, which a cue handed over at its instant
+                // cannot be (it sounds `latency`, 50 ms, after it is handed over).
+                if duck.startBefore > cue.soundMs - 100 { late.append("\(cue.name) (announced): down only \(Int(cue.soundMs - duck.startBefore)) ms ahead") }
+            } else if duck.startBefore > cue.soundMs + 50 {
+                // Handed over at its instant: down within `latency` of that (45-50 ms ahead
+                // on a quiet machine); 50 ms after it sounds at most.
+                late.append("\(cue.name): down \(Int(duck.startBefore - cue.soundMs)) ms after it sounds")
+            }
+            if duck.endBefore > cue.endMs + holdMs + 250 { late.append("\(cue.name): back \(Int(duck.endBefore - cue.endMs)) ms after it ends") }
+            report.append(String(format: "%@%@: down %.0f–%.0f ms before it sounds, back %.0f–%.0f ms after it ends",
+                                 cue.name, cue.announced ? " (announced)" : "", cue.soundMs - duck.startAt,
+                                 cue.soundMs - duck.startBefore, duck.endBefore - cue.endMs, duck.endAt - cue.endMs))
+        }
     }
 }

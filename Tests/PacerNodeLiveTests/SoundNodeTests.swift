@@ -58,6 +58,20 @@ struct SoundNodeTests {
 
     @Test("music ducking on a real node: an MPD's volume goes down around every cue of a run, measured against due_ms")
     func musicDucking() async throws {
+        // Timing that only a starved machine can spoil gets a second run (DuckCheck).
+        for attempt in 1...2 {
+            let check = try await musicDuckingRun()
+            for problem in check.problems { Issue.record(Comment(rawValue: problem)) }
+            guard check.problems.isEmpty, !check.late.isEmpty else { return }
+            if attempt == 2 {
+                for problem in check.late { Issue.record(Comment(rawValue: problem)) }
+            } else {
+                print("node with mpd ducking: late on the first run (a loaded machine?), running again: \(check.late)")
+            }
+        }
+    }
+
+    func musicDuckingRun() async throws -> DuckCheck {
         let mpd = try await TestMPD()
         defer { Task { await mpd.stop() } }
         let wav = mpd.directory.appendingPathComponent("cues.wav").path
@@ -68,7 +82,7 @@ struct SoundNodeTests {
             timing: {cues: [3, 2, 1]}
             """
         let timeline = MPDVolumeTimeline(mpd)
-        try await withNode(.init(config: config)) { node in
+        let check = try await withNode(.init(config: config)) { node in
             let start = node.probe.count
             // work 5 s, rest 5 s: a start, 3-2-1, the rest, 3-2-1, the finish; 400 ms at least
             // between one cue's duck (lead, cue, hold) and the next: one duck per cue.
@@ -97,31 +111,20 @@ struct SoundNodeTests {
                 #expect(try analysis.check(cueAt: Double(event.dueMs - origin) / 1000, tones: tones, runs: runs).isEmpty, "\(cue) at \(event.dueMs)")
             }
             #expect(events.count == 9, "start, 3-2-1, rest, 3-2-1, finish: \(events.map(\.0))")
-
-            // The ducks against each cue: it sounds at due_ms + latency (50 ms).
-            let ducks = MPDVolumeTimeline.ducks(samples, normal: TestMPD.volume)
-            try #require(ducks.count == events.count, "one duck per cue: \(ducks)")
-            var report: [String] = []
-            for (duck, (cue, event)) in zip(ducks, events) {
-                let sound = Double(event.dueMs + 50), end = sound + Double(cue.durationMs)
-                // Announced by a countdown cue before it: all but the start and each segment's "3".
-                let announced = !(event.type == .started || (event.type == .countdown && event.cue == 3))
-                #expect(duck.low == 40 && duck.restored == TestMPD.volume, "\(duck)")
-                #expect(duck.startBefore >= sound - 150 - 5, "\(cue) down \(sound - duck.startBefore) ms ahead")
-                if announced {
-                    #expect(duck.startAt <= sound - 100, "\(cue) announced: down only \(sound - duck.startAt) ms ahead")
-                } else {
-                    #expect(duck.startAt <= sound + 50, "\(cue): down \(duck.startAt - sound) ms after it sounds")
-                }
-                #expect(duck.endAt >= end + 300 - 5 && duck.endBefore <= end + 300 + 250, "\(cue) back \(duck.endAt - end) ms after it")
-                report.append(String(format: "%@ %@: down %.0f–%.0f ms ahead, back %.0f–%.0f ms after", cue.rawValue,
-                                     announced ? "(announced)" : "", sound - duck.startAt, sound - duck.startBefore,
-                                     duck.endBefore - end, duck.endAt - end))
+            // Each cue sounds at due_ms + latency (50 ms); announced by a countdown cue before
+            // it: all but the start and each segment's "3".
+            let cues = events.map { cue, event in
+                DuckedCue(name: cue.rawValue, soundMs: Double(event.dueMs + 50), endMs: Double(event.dueMs + 50 + Millis(cue.durationMs)),
+                          announced: !(event.type == .started || (event.type == .countdown && event.cue == 3)))
             }
-            #expect(samples.last?.volume == TestMPD.volume)
-            print("node with mpd ducking:\n  " + report.joined(separator: "\n  "))
+            let check = DuckCheck(ducks: MPDVolumeTimeline.ducks(samples, normal: TestMPD.volume), cues: cues,
+                                  leadMs: 150, holdMs: 300, low: 40, normal: TestMPD.volume)
+            #expect(samples.last?.volume == TestMPD.volume, "the music is back at the end")
+            print("node with mpd ducking:\n  " + check.report.joined(separator: "\n  "))
+            return check
         }
         await mpd.stop()
+        return check
     }
 
     @Test("a missing sound device is logged once; the node runs its timers")

@@ -62,6 +62,22 @@ struct MPDDuckingTests {
 
     @Test("a run's cues: each duck starts within the lead before its cue sounds and ends `hold` after it, back to the volume before")
     func duckTimeline() async throws {
+        // Timing that only a starved machine can spoil gets a second run (DuckCheck).
+        for attempt in 1...2 {
+            let check = try await timelineRun()
+            for problem in check.problems { Issue.record(Comment(rawValue: problem)) }
+            guard check.problems.isEmpty, !check.late.isEmpty else { return }
+            if attempt == 2 {
+                for problem in check.late { Issue.record(Comment(rawValue: problem)) }
+            } else {
+                print("mpd ducking: late on the first run (a loaded machine?), running again: \(check.late)")
+            }
+        }
+    }
+
+    /// One run: a work start (known only at its instant), a 3-2-1 countdown (the 3 announces
+    /// the 2, the 1 and the segment's end) and the rest segment, handed over at their instants.
+    func timelineRun() async throws -> DuckCheck {
         let mpd = try await TestMPD()
         defer { Task { await mpd.stop() } }
         let wav = mpd.directory.appendingPathComponent("cues.wav").path
@@ -71,8 +87,6 @@ struct MPDDuckingTests {
         let timeline = MPDVolumeTimeline(mpd)
         player.start()
         let t0 = wallMs() + 500
-        // A work segment starts (a command: known only at its instant), then a 3-2-1 countdown
-        // (the 3 announces the 2, the 1 and the segment's end) and the rest segment.
         let events = [event(.started, due: t0, phase: .work), event(.countdown, due: t0 + 2_000, cue: 3),
                       event(.countdown, due: t0 + 3_000, cue: 2), event(.countdown, due: t0 + 4_000, cue: 1),
                       event(.phase, due: t0 + 5_000, phase: .rest)]
@@ -86,7 +100,7 @@ struct MPDDuckingTests {
         let origin = try #require(line.split(separator: " ").drop { $0 != "is" }.dropFirst().first.flatMap { Millis($0) })
         let analysis = try SoxAnalysis(path: wav)
         let runs = analysis.runs()
-        var cues: [(cue: SoundCue, soundMs: Double, endMs: Double, announced: Bool)] = []
+        var cues: [DuckedCue] = []
         for (i, e) in events.enumerated() {
             let cue = try #require(SoundCue.cue(for: e))
             let tones = cue.tones.map { SoxAnalysis.Tone(frequency: $0.frequency, durationMs: $0.durationMs, gapMs: $0.gapMs) }
@@ -95,40 +109,17 @@ struct MPDDuckingTests {
             let first = try #require(runs.min { abs($0.start - start) < abs($1.start - start) })
             // On a device it sounds `latency` after its place on the timeline.
             let soundMs = Double(origin) + first.start * 1000 + Double(settings.latencyMs)
-            cues.append((cue, soundMs, soundMs + Double(cue.durationMs), announced: i >= 2))
+            cues.append(DuckedCue(name: cue.rawValue, soundMs: soundMs, endMs: soundMs + Double(cue.durationMs), announced: i >= 2))
         }
-
-        let ducks = MPDVolumeTimeline.ducks(samples, normal: 80)
-        let lead = Double(settings.music!.leadMs), hold = Double(settings.music!.holdMs)
-        try #require(ducks.count == cues.count, "one duck per cue (they are far enough apart): \(ducks)")
-        var report: [String] = []
-        for (duck, cue) in zip(ducks, cues) {
-            #expect(duck.low == 24, "ducked to 30% of 80: \(duck)")
-            #expect(duck.restored == 80, "restored to 80: \(duck)")
-            // Never earlier than the lead.
-            #expect(duck.startBefore >= cue.soundMs - lead - 5, "\(cue.cue): down \(cue.soundMs - duck.startBefore) ms before it")
-            if cue.announced {
-                // Announced by the countdown: down well ahead, which a cue handed over at its
-                // instant cannot be (it sounds `latency`, 50 ms, later).
-                #expect(duck.startAt <= cue.soundMs - 100, "\(cue.cue) announced: down only \(cue.soundMs - duck.startAt) ms ahead")
-            } else {
-                // Handed over at its instant: down within `latency` of that, so before it sounds
-                // on a quiet machine (45-50 ms ahead measured); this allows 50 ms after it for a
-                // machine running the whole suite (once 30 ms after, at load 10 on 2 cores).
-                #expect(duck.startAt <= cue.soundMs + 50, "\(cue.cue): down \(duck.startAt - cue.soundMs) ms after it sounds")
-            }
-            // Back after the cue and its hold; late by 250 ms at most (a loaded machine).
-            #expect(duck.endAt >= cue.endMs + hold - 5, "\(cue.cue): back \(duck.endAt - cue.endMs) ms after its end")
-            #expect(duck.endBefore <= cue.endMs + hold + 250, "\(cue.cue): back only \(duck.endBefore - cue.endMs) ms after its end")
-            report.append(String(format: "%@%@: down %.0f–%.0f ms before it sounds, back %.0f–%.0f ms after it ends",
-                                 cue.cue.rawValue, cue.announced ? " (announced)" : "", cue.soundMs - duck.startAt,
-                                 cue.soundMs - duck.startBefore, duck.endBefore - cue.endMs, duck.endAt - cue.endMs))
-        }
-        #expect(samples.last?.volume == 80)
+        let music = try #require(settings.music)
+        let check = DuckCheck(ducks: MPDVolumeTimeline.ducks(samples, normal: TestMPD.volume), cues: cues,
+                              leadMs: Double(music.leadMs), holdMs: Double(music.holdMs), low: 24, normal: TestMPD.volume)
+        #expect(samples.last?.volume == TestMPD.volume, "the music is back at the end")
         #expect(lines.all.withLock { $0 }.filter { $0.0 >= .warning }.isEmpty, "\(lines.all.withLock { $0 })")
-        print("mpd ducking, lead \(Int(lead)) ms, hold \(Int(hold)) ms, \(samples.count) polls, events handed over \(lateness) ms late:\n  "
-              + report.joined(separator: "\n  "))
+        print("mpd ducking, lead \(music.leadMs) ms, hold \(music.holdMs) ms, \(samples.count) polls, events handed over \(lateness) ms late:\n  "
+              + check.report.joined(separator: "\n  "))
         await mpd.stop()
+        return check
     }
 
     @Test("a volume changed during a duck is left alone; stopping while ducked restores the music")
