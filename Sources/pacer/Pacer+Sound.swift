@@ -66,7 +66,7 @@ extension Pacer {
                 player.stop(timeout: .seconds(10))
                 if problems.value.load(ordering: .relaxed) > 0 {
                     FileHandle.standardError.write(Data("""
-                        pacer sound test: failed (above). A node that is running holds the device: sudo systemctl stop pacer; \
+                        pacer sound test: failed (above). A running node may hold the device: sudo systemctl stop pacer; \
                         the device names: aplay -L; under systemd the service needs the sound drop-in (docs/deployment.md, "Sound").
 
                         """.utf8))
