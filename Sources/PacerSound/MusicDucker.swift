@@ -124,7 +124,9 @@ final class MusicDucker: Sendable {
                 case .wait(let until):
                     sleep(untilNs: min(until, maintain(now: now) ?? until))
                 case .duck(let until):
-                    if !duck(now: now) { sleep(untilNs: min(until, max(nextAttemptNs, now + 1_000_000))) }
+                    // Not ducked: the server is out of reach (tried again when its backoff is
+                    // over, if the window still runs) or has no volume (the window is skipped).
+                    if !duck(now: now) { sleep(untilNs: nextAttemptNs > now ? min(until, nextAttemptNs) : until) }
                 case .hold(let until):
                     sleep(untilNs: until)
                 case .restore:

@@ -15,7 +15,9 @@ public final class TestMPD: Sendable {
     public let port: Int
     public let directory: URL
 
-    public init() async throws {
+    /// - Parameter mixer: the output's `mixer_type`: `software` (the volume works), or `none`
+    ///   (MPD then has no volume to set; it stays at none instead of `volume`).
+    public init(mixer: String = "software") async throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/mpd") else {
             throw TestSupportError("mpd is not installed: PACER_SETUP=test scripts/setup installs it (apt install mpd)")
         }
@@ -38,7 +40,7 @@ public final class TestMPD: Sendable {
             audio_output {
               type "null"
               name "null"
-              mixer_type "software"
+              mixer_type "\(mixer)"
             }
             """.write(to: directory.appendingPathComponent("mpd.conf"), atomically: false, encoding: .utf8)
         process = try TestProcess.launch("/usr/bin/mpd", ["--no-daemon", directory.appendingPathComponent("mpd.conf").path],
@@ -52,7 +54,7 @@ public final class TestMPD: Sendable {
                 _ = try client.command("add tone.wav")
                 _ = try client.command("repeat 1")
                 _ = try client.command("play")
-                _ = try client.command("setvol \(Self.volume)")
+                if mixer != "none" { _ = try client.command("setvol \(Self.volume)") }
                 break
             } catch {
                 if ContinuousClock.now > deadline || !process.isRunning {

@@ -150,12 +150,15 @@ struct MPDDuckingTests {
         await mpd.stop()
     }
 
-    @Test("no server, or a wrong password: logged once, the cues still play")
+    @Test("no server, a wrong password, or no volume (mixer_type none): logged once, the cues still play")
     func unreachable() async throws {
         let mpd = try await TestMPD()
         defer { Task { await mpd.stop() } }
+        let noMixer = try await TestMPD(mixer: "none")
+        defer { Task { await noMixer.stop() } }
         let closedPort = try freeLocalPort()
-        for (port, password, expected) in [(closedPort, TestMPD.password, "cannot connect"), (mpd.port, "wrong", "incorrect password")] {
+        for (port, password, expected) in [(closedPort, TestMPD.password, "cannot connect"), (mpd.port, "wrong", "incorrect password"),
+                                           (noMixer.port, TestMPD.password, "reports no volume")] {
             let wav = mpd.directory.appendingPathComponent("cues-\(port).wav").path
             let lines = Lines()
             let player = SoundPlayer(settings: settings(port: port, wav: wav, password: password), logger: lines.logger)
@@ -171,6 +174,8 @@ struct MPDDuckingTests {
             #expect(try SoxAnalysis(path: wav).runs().count == 3, "every cue rendered")
         }
         #expect(try mpd.client().volume() == 80, "a refused client changed nothing")
+        #expect(try noMixer.client().volume() == nil)
         await mpd.stop()
+        await noMixer.stop()
     }
 }
