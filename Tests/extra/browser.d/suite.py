@@ -165,7 +165,9 @@ class Env:
     def start_node(self):
         cfg = os.path.join(self.dir, "node.yaml")
         with open(cfg, "w") as f:
-            f.write(NODE_YAML)
+            # A speaker that renders to a file (docs/sound.md): the node has one, so it
+            # publishes <base>/sound with `available: true` and takes the `sound` command.
+            f.write(NODE_YAML + "sound:\n  device: file:%s\n" % os.path.join(self.dir, "cues.wav"))
         log = open(os.path.join(ART, "node.log"), "a")
         self.node = subprocess.Popen(
             [PACER, "run", "--broker", "mqtt://127.0.0.1:%d" % self.mqtt_port, "--node", NODE,
@@ -1268,6 +1270,84 @@ def test_installable(env, pages):
         other.quit()
 
 
+def test_speaker_and_flash(env, pages):
+    """The footer's Node speaker follows the retained <base>/sound and sends the `sound`
+    command; this screen's flash shows at each cue while on, and not once switched off."""
+    h = pages.open("?node=%s&timer=alarm" % NODE, size=WALL)
+    wait(lambda: pages.js("return !document.getElementById('node-speaker').hidden"), 10, "the Node speaker control")
+    sound = lambda: json.loads(env.retained(BASE + "/sound") or "{}")
+    label = lambda: pages.text("speaker")
+    check(label() == "Node speaker: on" and "Sound button" in pages.js("return document.getElementById('speaker').title")
+          and "This screen's sound" in pages.js("return document.getElementById('sound').title"),
+          "the Node speaker control reads %r, apart from this screen's Sound" % label())
+    pages.tap(pages.d.find_element(By.ID, "speaker"))
+    wait(lambda: sound().get("muted") is True, 5, "the node muted from the page")
+    wait(lambda: label() == "Node speaker: muted", 5, "the toggle following <base>/sound")
+    check(True, "Node speaker toggle: the node's <base>/sound says muted, the toggle says %r" % label())
+    reply = env.request({"action": "sound", "volume": 40, "id": "spk-1"})
+    wait(lambda: pages.js("return document.getElementById('speaker-volume').value") == "40", 5, "the slider following a command from elsewhere")
+    check(reply and reply.get("ok") and reply.get("volume") == 40, "a volume set elsewhere (40) moves the page's slider")
+    pages.js("const i = document.getElementById('speaker-volume'); i.value = '65'; i.dispatchEvent(new Event('change', {bubbles: true}))")
+    wait(lambda: sound().get("volume") == 65, 5, "the volume from the page's slider")
+    pages.tap(pages.d.find_element(By.ID, "speaker"))
+    wait(lambda: sound().get("muted") is False and label() == "Node speaker: on", 5, "unmuted from the page")
+    check(True, "the slider sets the node's volume (65), the toggle unmutes it")
+    pages.d.find_element(By.CSS_SELECTOR, "footer").screenshot(os.path.join(ART, "node-speaker-footer.png"))
+
+    # The flash: on by default on a wall-sized screen without a touch screen.
+    check(pages.js("return window.pacerDashboard.flash.enabled") and pages.text("flash-toggle") == "Flash on", "a wall flashes by default")
+    rec = env.record(BASE + "/timers/alarm/event")
+    time.sleep(0.3)
+    env.pub(BASE + "/timers/alarm/cmd", json.dumps({"action": "start", "restart": True}))
+    shown = "return window.pacerDashboard.flash.log.filter(l => l.what.startsWith('shown'))"
+    wait(lambda: len(pages.js(shown)) >= 2, 5, "flashes at the first two cues (the start, then the countdown foreseen)")
+    first = pages.js(shown)
+    pages.tap(pages.d.find_element(By.ID, "flash-toggle"))  # off: the cues still to come must not flash
+    check(pages.text("flash-toggle") == "Flash off", "the Flash button switches it off")
+    wait(lambda: env.state("alarm")["status"] == "expired", 6, "the alarm ringing")
+    time.sleep(0.6)
+    after = pages.js(shown)
+    events = [json.loads(p) for _, p in Env.read_record(rec)]
+    dues = [e["due_ms"] for e in events if expected_cue(e)]  # the cues: started (work), countdown, expired
+    near = [min(abs(f["at"] - d) for d in dues) for f in first] if dues else [1e9]
+    check(len(after) == len(first) and pages.js("return document.getElementById('flash').getAnimations().length") == 0,
+          "switched off: no flash at the cues after (%d cue events, %d flash(es) while on)" % (len(dues), len(first)))
+    check(max(near) < 100, "the flash (%s) shows at its cue's due_ms: %s ms off" % (", ".join(f["kind"] for f in first), ", ".join("%.0f" % x for x in near)))
+    # One flash, held still for the picture (a real one lasts 300 ms).
+    pages.js("""const F = window.pacerDashboard.flash, el = document.getElementById('flash');
+                F.show('work', {keyframes: [{opacity: 0.9, backgroundColor: '#0b8a3e'}, {opacity: 0}], durationMs: 300});
+                const a = el.getAnimations()[0]; a.pause(); a.currentTime = 20;""")
+    pages.shot("flash-1920x1080")
+    pages.js("document.getElementById('flash').getAnimations().forEach(a => a.cancel())")
+    pages.tap(pages.d.find_element(By.ID, "flash-toggle"))  # back on, as it was
+    pages.click("ack")
+    wait(lambda: env.state("alarm")["status"] == "finished", 5, "the alarm acknowledged")
+    pages.close(h)
+
+
+def test_rest_back_to_ready(env, pages):
+    """Issue 27: a rest set up with "Back to ready after Acknowledge" is idle at its full time
+    once acknowledged."""
+    h = pages.open("?node=%s" % NODE, size=PHONE)
+    wait(lambda: pages.button("New timer"), 10, "New timer")
+    open_new_timer(pages, "Rest timer")
+    pages.fill("Name", "Quick rest")
+    pages.fill("Duration", "0:03")
+    box = pages.control("Back to ready after Acknowledge", "#setup")
+    pages.tap(box)
+    check(box.is_selected(), "the rest form's 'Back to ready after Acknowledge' ticked")
+    pages.press("Start", "#setup")
+    wait(lambda: (env.state("quick-rest") or {}).get("status") == "running", 5, "the quick rest running")
+    wait(lambda: pages.phase() == "expired", 8, "the rest expired on the page")
+    pages.press("Acknowledge", "#controls")
+    wait(lambda: env.state("quick-rest")["status"] == "idle", 5, "the rest back to idle")
+    st = env.state("quick-rest")
+    wait(lambda: pages.phase() == "idle", 5, "the page showing it ready")
+    check(st["remaining_ms"] == 3000 and pages.text("digits") == "0:03" and pages.text("phase") == "Ready",
+          "acknowledged: idle at its full 0:03 on the node (%d ms) and the page (%s %s)" % (st["remaining_ms"], pages.text("phase"), pages.text("digits")))
+    pages.close(h)
+
+
 def main():
     # Stopped by scripts/test's timeout: exit through the finally below, which stops the
     # browser, the node and the broker this suite started.
@@ -1307,6 +1387,8 @@ def main():
                          ("Cancel, Finish, Delete", lambda: test_cancel_finish_delete(env, pages, phone)),
                          ("saved workouts", lambda: test_saved_workouts(env, pages, phone)),
                          ("sign in", lambda: test_sign_in(env, pages)),
+                         ("the node's speaker and the flash", lambda: test_speaker_and_flash(env, pages)),
+                         ("a rest back to ready after Acknowledge", lambda: test_rest_back_to_ready(env, pages)),
                          ("installable", lambda: test_installable(env, pages))):
             print("== " + name, flush=True)
             t = time.time()
