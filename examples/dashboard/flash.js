@@ -90,7 +90,7 @@ class Flash {
     const gap = this.reduced ? MIN_GAP_REDUCED_MS : MIN_GAP_MS;
     if (now - this.last < gap) { this.note(entry.kind, entry.timer, "merged: " + Math.round(now - this.last) + " ms after the last flash"); return false; }
     this.last = now;
-    this.note(entry.kind, entry.timer, this.reduced ? "shown (reduced motion)" : "shown", entry.dueLocal);
+    this.note(entry.kind, entry.timer, this.reduced ? "shown (reduced motion)" : "shown", entry.dueLocal, entry.predicted);
     this.show(entry.kind, look(entry.kind, this.reduced));
     return true;
   }
@@ -115,8 +115,8 @@ class Flash {
     for (const [key, e] of this.entries) if (e.tid == null && e.dueLocal < now - 60000) this.entries.delete(key);
   }
 
-  note(kind, timer, what, dueLocal) {
-    this.log.push({ at: this.localNow(), kind, timer, what, due: dueLocal == null ? null : dueLocal });
+  note(kind, timer, what, dueLocal, predicted) {
+    this.log.push({ at: this.localNow(), kind, timer, what, due: dueLocal == null ? null : dueLocal, predicted: !!predicted });
     if (this.log.length > 50) this.log.shift();
   }
 }
