@@ -443,11 +443,19 @@ class Pages:
     def click(self, action):
         self.d.find_element(By.CSS_SELECTOR, '#controls button[data-action="%s"]' % action).click()
 
-    def shot(self, name, size=None):
+    def shot(self, name, size=None, flash=False):
+        """A screenshot of the page; a cue's flash (examples/dashboard/flash.js) is kept out of
+        it unless `flash` (a picture of the state, not of a passing flash)."""
         if size:
             self.size(*size)
             time.sleep(0.4)
+        try:
+            hide = not flash and self.js("const f = document.getElementById('flash'); if (f) f.style.visibility = 'hidden'; return !!f")
+        except Exception:  # a page that failed to load: the picture all the same
+            hide = False
         self.d.save_screenshot(os.path.join(ART, name + ".png"))
+        if hide:
+            self.js("document.getElementById('flash').style.visibility = ''")
 
 
 def fmt(secs):
@@ -1324,7 +1332,7 @@ def test_speaker_and_flash(env, pages):
     pages.js("""const F = window.pacerDashboard.flash, el = document.getElementById('flash');
                 F.show('work', {keyframes: [{opacity: 0.9, backgroundColor: '#0b8a3e'}, {opacity: 0}], durationMs: 300});
                 const a = el.getAnimations()[0]; a.pause(); a.currentTime = 20;""")
-    pages.shot("flash-1920x1080")
+    pages.shot("flash-1920x1080", flash=True)
     pages.js("document.getElementById('flash').getAnimations().forEach(a => a.cancel())")
     pages.tap(pages.d.find_element(By.ID, "flash-toggle"))  # back on, as it was
     pages.click("ack")
