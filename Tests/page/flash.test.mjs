@@ -67,6 +67,9 @@ test("cancelled and switched-off flashes never show; a late cue is skipped", () 
   assert.equal(flash.schedule("e", "work", clock.now - 100, "main", false), "scheduled", "a little late: at once");
   clock.advance(0);
   assert.equal(shown.length, 2);
+  // A timeout that fires seconds late (a hidden tab's throttled timers) shows nothing.
+  assert.equal(flash.fire({ kind: "count", timer: "main", dueLocal: clock.now - 2000, predicted: true }), false);
+  assert.equal(shown.length, 2);
 });
 
 test("never more than ~3 flashes a second: cues closer than 334 ms are merged", () => {

@@ -84,9 +84,13 @@ class Flash {
     return "scheduled";
   }
 
-  /** Shows the flash of an entry now, unless one was shown less than the gap ago. */
+  /**
+   * Shows the flash of an entry now, unless one was shown less than the gap ago, or the
+   * timeout came too late to mean "now" (a hidden tab's throttled timers).
+   */
   fire(entry) {
     const now = this.localNow();
+    if (now - entry.dueLocal > this.lagMs) { this.note(entry.kind, entry.timer, "skipped, " + Math.round(now - entry.dueLocal) + " ms late"); return false; }
     const gap = this.reduced ? MIN_GAP_REDUCED_MS : MIN_GAP_MS;
     if (now - this.last < gap) { this.note(entry.kind, entry.timer, "merged: " + Math.round(now - this.last) + " ms after the last flash"); return false; }
     this.last = now;
