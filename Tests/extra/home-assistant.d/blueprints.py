@@ -62,7 +62,7 @@ wait_for("the phone's push channel", lambda: any(r["id"] == 1 and r["success"] f
 for payload in ({"action": "create", "timer": "bench", "name": "Bench rest",
                  "spec": {"kind": "rest", "duration": "2s", "exercise": "Squats", "next": "Rows", "after_ack": "ready"}},
                 {"action": "create", "timer": "circuit", "name": "Circuit",
-                 "spec": {"kind": "interval", "work": "1s", "rest": "2s", "rounds": 1, "exercises": ["Squats", "Rows"]}}):
+                 "spec": {"kind": "interval", "work": "2s", "rest": "1s", "rounds": 1, "exercises": ["Squats", "Rows"]}}):
     publish(f"pacer/{node}/cmd", json.dumps(payload))
 wait_for("the timers' event entities", lambda: state("event.bench_rest_event") and state("event.circuit_event")
          and state("sensor.bench_rest_next_exercise"), timeout=60)
@@ -148,7 +148,16 @@ got = wait_for("the circuit's rest-over notification", lambda: notifications_sin
 actions = [a.get("title") for a in (got.get("data") or {}).get("actions", [])]
 if got.get("title") != "Rest over — next: Rows" or actions != ["+30 s", "Pause"] or "url" in (got.get("data") or {}):
     fail(f"the circuit's rest-over notification: {json.dumps(got)}")
-print(f"interval rest over → phone: {got['title']!r} / {got['message']!r}, buttons {actions}", flush=True)
+# Its +30 s adds to the work now running (Rows), its Pause pauses it.
+press("PACER:ADD30:pacer/hatest:circuit")
+st = wait_for("+30 s on the running circuit", lambda: (lambda s: s if s["status"] == "running" and s["remaining_ms"] > 5000 else None)(node_state("circuit")), timeout=20)
+if not (st["label"] == "Rows" and 28000 < st["remaining_ms"] <= 32000):
+    fail(f"+30 s should add 30 s to Rows: {st}")
+press("PACER:PAUSE:pacer/hatest:circuit")
+wait_for("the circuit paused from the phone", lambda: node_state("circuit")["status"] == "paused", timeout=20)
+publish(f"pacer/{node}/timers/circuit/cmd", "cancel")
+print(f"interval rest over → phone: {got['title']!r} / {got['message']!r}, buttons {actions}; +30 s → Rows has "
+      f"{st['remaining_ms']} ms; Pause → paused", flush=True)
 
 # 8. Ducking: the player plays at 0.8; cue-ahead messages as the node sends them (1 s
 # ahead), a 3-2-1-go burst and a lone cue; its volume timeline from state_changed events.
