@@ -122,7 +122,7 @@ public final class SoundPlayer: Sendable {
     }
 
     private func expect(dueMs: Millis, kinds: Set<SoundCue>, nowMs: Millis, nowNs: Int64) {
-        guard let ducker else { return }
+        guard let ducker, !speaker.withLock({ $0.muted }) else { return }
         // The shortest it may be: the cue itself, once handed over, extends the duck if longer.
         let audible = kinds.filter { settings.volume(of: $0) != nil && !settings.isQuiet($0, atMs: dueMs) }
         guard let shortest = audible.map(\.durationMs).min() else { return }

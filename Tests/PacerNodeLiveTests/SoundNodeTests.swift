@@ -111,11 +111,12 @@ struct SoundNodeTests {
                 #expect(try analysis.check(cueAt: Double(event.dueMs - origin) / 1000, tones: tones, runs: runs).isEmpty, "\(cue) at \(event.dueMs)")
             }
             #expect(events.count == 9, "start, 3-2-1, rest, 3-2-1, finish: \(events.map(\.0))")
-            // Each cue sounds at due_ms + latency (50 ms); announced by a countdown cue before
-            // it: all but the start and each segment's "3".
+            // Each cue sounds at due_ms + latency (50 ms). The engine tells the ducker of every
+            // cue the timing model foresees (EngineMachine+CueAhead.swift): all but the start,
+            // which a command made.
             let cues = events.map { cue, event in
                 DuckedCue(name: cue.rawValue, soundMs: Double(event.dueMs + 50), endMs: Double(event.dueMs + 50 + Millis(cue.durationMs)),
-                          announced: !(event.type == .started || (event.type == .countdown && event.cue == 3)))
+                          announced: event.type != .started)
             }
             let check = DuckCheck(ducks: MPDVolumeTimeline.ducks(samples, normal: TestMPD.volume), cues: cues,
                                   leadMs: 150, holdMs: 300, low: 40, normal: TestMPD.volume)
