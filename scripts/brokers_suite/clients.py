@@ -136,6 +136,7 @@ class Proxy:
             except OSError:
                 a.close()
                 continue
+            b.settimeout(None)   # the connect timeout must not become an idle timeout
             for s in (a, b):
                 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             with self.lock:
