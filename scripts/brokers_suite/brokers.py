@@ -238,14 +238,14 @@ access_rules:
     allow: all
 modules:
   mod_mqtt:
-    access_subscribe:
+{mod_mqtt_extra}    access_subscribe:
       "#": all
     access_publish:
       "#": all
 """
 
 
-def start_ejabberd(b, members=2):
+def start_ejabberd(b, members=2, mod_mqtt_extra=""):
     """An ejabberd cluster of `members` nodes (mod_mqtt on TCP and on WebSocket /mqtt), the
     second joined to the first with ejabberd_admin:join_cluster (what `ejabberdctl join_cluster`
     calls). Started with erl directly: Debian's ejabberdctl would run it as the ejabberd user
@@ -261,7 +261,7 @@ def start_ejabberd(b, members=2):
         mqtt, ws, dist = free_port(), free_port(), free_port()
         conf = os.path.join(d, "ejabberd.yml")
         with open(conf, "w") as f:
-            f.write(EJABBERD_YML.format(mqtt=mqtt, ws=ws))
+            f.write(EJABBERD_YML.format(mqtt=mqtt, ws=ws, mod_mqtt_extra=mod_mqtt_extra))
         log = os.path.join(d, "ejabberd.log")
         nenv = dict(env, EJABBERD_CONFIG_PATH=conf, EJABBERD_LOG_PATH=log, ERL_CRASH_DUMP=os.path.join(d, "erl_crash.dump"))
         cmd = ["erl", "-noinput", "-sname", name, "-setcookie", b.cookie,

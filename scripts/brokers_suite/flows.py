@@ -176,7 +176,7 @@ def run(broker, pacer_bin, node_id=None, log=print):
                 w = Display(b.port, version, ws_url=b.ws_url, name="ws", **cred)
                 extra.append(w)
                 w.subscribe(base + "/timers/+/state", 1, settle=0)
-                w.subscribe(base + "/timers/t1/state", 1, settle=0)
+                w.subscribe(base + "/timers/t1/state", 1, settle=1.5)  # subscribed before the live state comes
                 disp.publish(base + "/timers/t1/cmd", json.dumps({"action": "pause", "id": "m-ws"}), qos=1)
                 m = w.wait(lambda m: m[1] == base + "/timers/t1/state", 10)
                 r["websocket"] = (m is not None, "yes (path /" + b.ws_url.split("/", 3)[-1] + ")" if m else "no state over WebSockets")
