@@ -157,7 +157,7 @@ def run(broker, pacer_bin, node_id=None, log=print):
         r["lwt"] = (off is not None, "yes" if off else "no `offline` within 30 s")
         disp.publish(base + "/timers/t1/cmd", json.dumps({"action": "resume", "id": "m-resume"}), qos=1)
         back = disp.wait(lambda m: m[1] == base + "/status" and m[2] == "online", 60, start=i)
-        resumed = disp.wait(lambda m: m[1] == base + "/reply" and '"m-resume"' in m[2], 15)
+        resumed = disp.wait(lambda m: m[1] == base + "/reply" and '"m-resume"' in m[2], 8)
         how = "yes, applied after the reconnect"
         if back and not resumed:
             # what a careful sender does (docs/API.md): the same command, same id, again
