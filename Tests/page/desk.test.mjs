@@ -96,6 +96,16 @@ test("offline resets the clock offset (re-measured when the node is back)", () =
   assert.equal(d.node("n1").sync.offset, null);
 });
 
+test("a node that answers is online, when no retained status said so", () => {
+  const d = new Desk("pacer");
+  d.node("r9");
+  assert.equal(d.nodes.get("r9").online, null);
+  assert.deepEqual(d.answered("r9"), [{ node: "r9", what: "node" }]);
+  assert.equal(d.nodes.get("r9").online, true);
+  assert.deepEqual(d.answered("r9"), []);
+  assert.deepEqual(d.answered("nobody"), []);
+});
+
 test("each row counts with the wall page's rule (clock.js) from the node's clock", () => {
   const d = new Desk("pacer");
   let checked = 0;

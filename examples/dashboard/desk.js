@@ -199,6 +199,17 @@ class Desk {
     return old ? [{ node: t.node, what: "timer", timer: t.timer }] : [{ node: t.node, what: "timer", timer: t.timer }, { node: t.node, what: "node" }];
   }
 
+  /**
+   * A node answered a request: it is online, whatever its `status` said or did not say (a
+   * broker that delivers no retained `status` to this member, or on wildcards).
+   */
+  answered(nodeId) {
+    const n = this.nodes.get(nodeId);
+    if (!n || n.online === true) return [];
+    n.online = true;
+    return [{ node: nodeId, what: "node" }];
+  }
+
   /** Puts a `list` reply's timers in where no state is known (or only an older list's). */
   applyList(nodeId, reply, local) {
     const n = this.node(nodeId);

@@ -97,6 +97,7 @@ async function runSync() {
         const res = await request(node, n.base + "/time", {}, "time");
         if (!res || typeof res.r.now_ms !== "number") break;
         n.sync.add(sent, res.at, res.r.now_ms);
+        for (const c of desk.answered(node)) dirtyNodes.add(c.node);
       }
       if (n.sync.offset != null) { dirtyNodes.add(node); for (const id of n.timers.keys()) dirtyTimers.add(node + "\u0000" + id); }
       // no retained states came for a node asked for by name: ask it for a snapshot
