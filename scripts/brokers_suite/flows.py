@@ -4,10 +4,12 @@ never assumed: each returns (ok, text) and the table shows the text."""
 import json
 import os
 import secrets
+import shutil
+import subprocess
 import tempfile
 import time
 
-from . import probe
+from . import brokers, probe
 from .clients import Display, Node, Proxy, state_of
 
 # The flows in the order they run, with the table's wording.
@@ -29,6 +31,7 @@ FLOWS = [
     ("lwt", "LWT `offline` when the node's link is cut"),
     ("reconnect_cmd", "QoS 1 command sent while the node reconnects"),
     ("websocket", "display over WebSockets (state)"),
+    ("page", "wall page in Chromium, other member"),
 ]
 # What Pacer needs of every broker: the matrix fails when one of these fails.
 REQUIRED = ["online", "start", "events", "flips", "pause", "snapshot", "lwt", "reconnect_cmd"]
@@ -46,6 +49,52 @@ def lateness(msgs, states):
         if st and st.get("ends_at_ms"):
             out.append(at - (st["ends_at_ms"] - int(payload) * 1000))
     return out
+
+
+def page_check(ws_url, node_name, version, broker, st):
+    """The wall page in Chromium (lighttpd serving examples/dashboard) on `ws_url`, showing
+    timer t1: its digits must be the node's `remaining` (the timer is paused here)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    py = os.path.join(root, ".test-logs", "browser-venv", "bin", "python")
+    if not os.path.exists(py) or not shutil.which("lighttpd") or not shutil.which("chromium"):
+        return (True, "not run (needs lighttpd, chromium and .test-logs/browser-venv from Tests/extra/browser)")
+    work = tempfile.mkdtemp(prefix="pacer-brokers-web.")
+    port = brokers.free_port()
+    conf = os.path.join(work, "lighttpd.conf")
+    with open(conf, "w") as f:
+        f.write(f'server.document-root = "{os.path.join(root, "examples", "dashboard")}"\nserver.bind = "127.0.0.1"\n'
+                f'server.port = {port}\nmimetype.assign = (".html" => "text/html", ".js" => "text/javascript", ".css" => "text/css", '
+                f'".svg" => "image/svg+xml", ".webmanifest" => "application/manifest+json", ".png" => "image/png")\n')
+    web = subprocess.Popen(["lighttpd", "-D", "-f", conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        brokers.wait_port(port, 10, web, "lighttpd")
+        q = {"broker": ws_url, "node": node_name, "timer": "t1"}
+        if version != "5":
+            q["mqtt"] = "3.1.1"
+        if broker.username:
+            q.update(user=broker.username, pass_=broker.password)
+        url = f"http://127.0.0.1:{port}/index.html?" + "&".join(f"{k.rstrip('_')}={v}" for k, v in q.items())
+        out = subprocess.run([py, os.path.join(os.path.dirname(os.path.abspath(__file__)), "page_check.py"), url, "30"],
+                             capture_output=True, text=True, timeout=120)
+        try:
+            got = json.loads(out.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            return (False, "no: " + (out.stderr.strip().splitlines() or ["the page check failed"])[-1][:120])
+        if "error" in got or not got.get("timers"):
+            return (False, "no: " + got.get("error", "no timer shown in 30 s"))
+        want = fmt(st["remaining"]) if st and st.get("status") == "paused" else None
+        ok = want is not None and got["digits"] == want and got["phase"] == "paused"
+        how = " (from a `list` snapshot: no retained state on this member)" if got.get("via_list") else ""
+        return (ok, f"yes, shows {got['digits']} {got['phase']}{how}" if ok else f"shows {got['digits']} {got['phase']}, the node {want}")
+    finally:
+        web.terminate()
+        web.wait()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def fmt(secs):
+    h, m, s = secs // 3600, secs % 3600 // 60, secs % 60
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
 def run(broker, pacer_bin, node_id=None, log=print):
@@ -171,12 +220,14 @@ def run(broker, pacer_bin, node_id=None, log=print):
                               f"online again {'yes' if back else 'no'}, reply {'yes' if resumed else 'no'}, running {'yes' if running else 'no'}")
 
         # a display over WebSockets on the other member
+        ws_mark = disp.mark()
         if b.ws_url:
             try:
                 w = Display(b.port, version, ws_url=b.ws_url, name="ws", **cred)
                 extra.append(w)
                 w.subscribe(base + "/timers/+/state", 1, settle=0)
                 w.subscribe(base + "/timers/t1/state", 1, settle=1.5)  # subscribed before the live state comes
+                ws_mark = disp.mark()
                 disp.publish(base + "/timers/t1/cmd", json.dumps({"action": "pause", "id": "m-ws"}), qos=1)
                 m = w.wait(lambda m: m[1] == base + "/timers/t1/state", 10)
                 r["websocket"] = (m is not None, "yes (path /" + b.ws_url.split("/", 3)[-1] + ")" if m else "no state over WebSockets")
@@ -184,9 +235,11 @@ def run(broker, pacer_bin, node_id=None, log=print):
                 r["websocket"] = (False, f"no: {e}")
         else:
             r["websocket"] = (True, "n/a (no WebSocket listener)")
+        if b.ws_url:
+            paused = disp.wait(lambda m: m[1] == base + "/timers/t1/state" and '"paused"' in m[2], 10, start=ws_mark)
+            r["page"] = page_check(b.ws_url, node_name, version, broker, state_of(paused) if paused else None)
         return r
     finally:
-        import shutil
         for c in extra:
             c.close()
         disp.close()
