@@ -17,7 +17,7 @@ FLOWS = [
     ("mqtt5", "MQTT 5 CONNECT (raw probe)"),
     ("version", "node runs with --mqtt-version"),
     ("online", "node online, live on the other member"),
-    ("start", "start (QoS 1 command, reply on <base>/reply)"),
+    ("start", "start (QoS 1 command, reply on `<base>/reply`)"),
     ("events", "QoS 1 events (started, paused)"),
     ("flips", "per-second `remaining` flips"),
     ("pause", "pause -> paused state"),
