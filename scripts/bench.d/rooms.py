@@ -286,6 +286,8 @@ def report(r, args):
                   f"| front desk: its own work per drawn frame, mean / max ms; messages handled | {p['flush_mean']:.2f} / {p['flush_max']:.1f}; {p['messages']:,} ({p['handle_ms']:.0f} ms in all) |",
                   f"| front desk: clock texts rewritten (flips) | {p['flip_writes']:,} ({p['flip_writes'] / max(1, p['seconds']):.0f}/s) |",
                   f"| front desk: long tasks (> 50 ms) | {p['long_tasks']} |",
+                  f"| front desk: renderer main thread busy (tasks; of which script / layout / style) | {100 * p['TaskDuration']:.1f} % "
+                  f"({100 * p['ScriptDuration']:.1f} / {100 * p['LayoutDuration']:.1f} / {100 * p['RecalcStyleDuration']:.1f} %) |",
                   f"| Chromium's CPU (all its processes) | {d['cpu'].get('chromium', 0):.0f} % |"]
     elif d:
         lines.append(f"| front desk | not measured: {d['error']} |")

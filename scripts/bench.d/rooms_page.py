@@ -1,9 +1,11 @@
 """The front desk in Chromium for scripts/bench.d/rooms.py (run with .test-logs/browser-venv's
 Python, which has Selenium): opens URL, waits until it shows ROOMS rooms and ROWS timer rows with
 every room's clock synced, prints `ready`, then measures SECONDS: the interval between animation
-frames (requestAnimationFrame), long tasks (PerformanceObserver), and the page's own work
+frames (requestAnimationFrame), long tasks (PerformanceObserver), the page's own work
 (window.pacerDesk.stats: performance.now() around each message handler and each frame's
-rendering); prints one JSON line and saves a screenshot to SHOT.
+rendering), and the renderer main thread's busy time by kind (the DevTools Protocol's
+Performance.getMetrics: tasks, script, layout, style); prints one JSON line and saves a
+screenshot to SHOT.
 
   python rooms_page.py URL ROOMS ROWS SECONDS SHOT"""
 import json
@@ -36,6 +38,10 @@ try:
         print(f"not ready: {seen[0]} synced rooms, {seen[1]} rows after 180 s", flush=True)
         sys.exit(1)
     print("ready", flush=True)
+    # the renderer's main-thread time by kind (Chrome DevTools Protocol), before and after the window
+    d.execute_cdp_cmd("Performance.enable", {})
+    metrics = lambda: {m["name"]: m["value"] for m in d.execute_cdp_cmd("Performance.getMetrics", {})["metrics"]}
+    m0 = metrics()
     d.execute_script("""
       window.pacerDesk.stats.maxFlushMs = 0;
       const m = window.__m = {frames: [], long: 0, s0: Object.assign({}, window.pacerDesk.stats), t0: performance.now()};
@@ -53,6 +59,9 @@ try:
               long_tasks: m.long, flushes, flush_mean: flushes ? (s.flushMs - m.s0.flushMs) / flushes : 0, flush_max: s.maxFlushMs,
               messages: s.messages - m.s0.messages, handle_ms: s.handleMs - m.s0.handleMs, flip_writes: s.flipWrites - m.s0.flipWrites,
               rooms: document.querySelectorAll('.room').length, rows: document.querySelectorAll('.timer').length};""")
+    m1 = metrics()
+    for k in ("TaskDuration", "ScriptDuration", "LayoutDuration", "RecalcStyleDuration"):
+        r[k] = (m1.get(k, 0) - m0.get(k, 0)) / r["seconds"]  # seconds per second: the share of the main thread
     d.save_screenshot(shot)
     print(json.dumps(r), flush=True)
 finally:
