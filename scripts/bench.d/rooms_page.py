@@ -17,6 +17,29 @@ import time
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 
+def browser_cpu(root_pid):
+    """CPU seconds used so far by chromedriver and every Chromium process under it (/proc):
+    what the page costs whatever else the machine runs, unlike the durations above."""
+    tick = os.sysconf("SC_CLK_TCK")
+    pairs = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                pairs.append((int(pid), int(fields[1]), (int(fields[11]) + int(fields[12])) / tick))
+            except (FileNotFoundError, ProcessLookupError, IndexError):
+                pass
+    tree, grew = {root_pid}, True
+    while grew:
+        grew = False
+        for pid, ppid, _ in pairs:
+            if ppid in tree and pid not in tree:
+                tree.add(pid)
+                grew = True
+    return {pid: cpu for pid, _, cpu in pairs if pid in tree}
+
+
 url, rooms, rows, seconds, shot = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
 os.environ["SE_OFFLINE"] = "true"  # Selenium must never fetch a driver or a browser
 opts = webdriver.ChromeOptions()
@@ -42,6 +65,7 @@ try:
     d.execute_cdp_cmd("Performance.enable", {})
     metrics = lambda: {m["name"]: m["value"] for m in d.execute_cdp_cmd("Performance.getMetrics", {})["metrics"]}
     m0 = metrics()
+    cpu0, t0 = browser_cpu(d.service.process.pid), time.time()
     d.execute_script("""
       window.pacerDesk.stats.maxFlushMs = 0;
       const m = window.__m = {frames: [], long: 0, s0: Object.assign({}, window.pacerDesk.stats), t0: performance.now()};
@@ -60,6 +84,8 @@ try:
               messages: s.messages - m.s0.messages, handle_ms: s.handleMs - m.s0.handleMs, flip_writes: s.flipWrites - m.s0.flipWrites,
               rooms: document.querySelectorAll('.room').length, rows: document.querySelectorAll('.timer').length};""")
     m1 = metrics()
+    cpu1 = browser_cpu(d.service.process.pid)
+    r["browser_cpu_percent"] = 100 * sum(cpu1[p] - cpu0[p] for p in cpu1.keys() & cpu0.keys()) / (time.time() - t0)
     for k in ("TaskDuration", "ScriptDuration", "LayoutDuration", "RecalcStyleDuration"):
         r[k] = (m1.get(k, 0) - m0.get(k, 0)) / r["seconds"]  # seconds per second: the share of the main thread
     d.save_screenshot(shot)

@@ -107,7 +107,7 @@ def start_mosquitto(b):
     conf = os.path.join(b.work, "mosquitto.conf")
     with open(conf, "w") as f:
         f.write(f"per_listener_settings false\nset_tcp_nodelay true\nallow_anonymous true\npersistence false\n"
-                f"max_queued_messages 100000\nlog_type error\nlog_type warning\n"
+                f"max_queued_messages 1000\nlog_type error\nlog_type warning\n"
                 f"listener {port} 127.0.0.1\nlistener {ws} 127.0.0.1\nprotocol websockets\n")
     log = os.path.join(b.work, "mosquitto.log")
     p = b.popen([shutil.which("mosquitto") or "/usr/sbin/mosquitto", "-c", conf], log)
