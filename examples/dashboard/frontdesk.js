@@ -182,7 +182,7 @@ function renderNode(node) {
   const state = n.online === true ? "online" : n.online === false ? "offline" : "unknown";
   if (r.el.dataset.state !== state) { r.el.dataset.state = state; r.badge.textContent = state === "unknown" ? "…" : state; }
   const running = [...n.timers.values()].filter((s) => s.status === "running").length;
-  const count = n.timers.size + (n.timers.size === 1 ? " timer" : " timers") + (running ? ", " + running + " running" : "");
+  const count = running ? running + "/" + n.timers.size + " running" : n.timers.size + (n.timers.size === 1 ? " timer" : " timers");
   if (r.count.textContent !== count) r.count.textContent = count;
   r.el.dataset.synced = n.sync.offset != null ? "1" : "0";
   // the rows' order (by name) changes only when timers come, go or are renamed
