@@ -201,6 +201,7 @@ extension TimerSpec {
             return out
         }
         ack = try o.bool("ack")
+        afterAck = try o.rawValue("after_ack", as: AfterAck.self)
         hrSource = try o.optionalString("hr_source")
         alertIntervalMs = try o.optionalInt64("alert_interval_ms")
         autoDismissMs = try o.optionalInt64("auto_dismiss_ms")
@@ -315,6 +316,7 @@ extension TimerSpec {
     func writePersisted(into w: inout JSONObjectWriter) {
         w.object {
             $0.bool("ack", ack)
+            $0.string("after_ack", afterAck?.rawValue)
             $0.int("alert_interval_ms", alertIntervalMs)
             $0.int("auto_dismiss_ms", autoDismissMs)
             $0.int("cooldown_ms", cooldownMs)

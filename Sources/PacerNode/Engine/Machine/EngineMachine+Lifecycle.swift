@@ -9,6 +9,8 @@ struct RestoredState {
     var timers: [(record: TimerRecord, machine: Result<TimerMachine, any Error>)] = []
     /// The saved workouts' document (`meta`), if any.
     var workoutsDocument: String?
+    /// The speaker's document (`meta`), if any.
+    var speakerDocument: String?
     /// Request ids answered within the dedup window.
     var requests: [RequestRecord] = []
 }
@@ -32,6 +34,9 @@ extension EngineMachine {
         }
         if let document = saved.workoutsDocument {
             workouts = SavedWorkouts(json: JSONCoding.decode(Array(document.utf8)))
+        }
+        if let document = saved.speakerDocument {
+            speaker = Speaker(json: JSONCoding.decode(Array(document.utf8)))
         }
         for request in saved.requests {
             ledger.record(id: request.id, encodedReply: request.reply, now: request.atMs)

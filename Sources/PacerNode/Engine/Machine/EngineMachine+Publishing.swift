@@ -40,6 +40,7 @@ extension EngineMachine {
             let rollbacks = output.rollbacks
             let rolledBack = Set(rollbacks.flatMap(\.timers.keys))
             if let before = output.workoutsBefore { workouts = before }
+            if let before = output.speakerBefore { speaker = before }
             if !rollbacks.isEmpty {
                 for rollback in rollbacks.reversed() {
                     for (id, entry) in rollback.timers { timers.set(id, entry) }
@@ -85,7 +86,9 @@ extension EngineMachine {
             for id in output.changedTimers where !outbox.isHolding(id) { publishTimer(id, now: now, force: false) }
             if output.infoChanged { publishInfoThrottled(now: now) }
             if output.workoutsChanged { publishWorkouts() }
+            if output.speakerChanged { publishSpeaker() }
         }
+        if output.speakerChanged { emit(.speaker(muted: speaker.muted, volume: speaker.volume)) }
         for reply in output.replies {
             if let query = reply.history {
                 emit(.history(query, reply: reply))
@@ -116,6 +119,9 @@ extension EngineMachine {
         if output.workoutsChanged {
             batch.meta[SavedWorkouts.metaKey] = String(decoding: workouts.document, as: UTF8.self)
         }
+        if output.speakerChanged {
+            batch.meta[Speaker.metaKey] = String(decoding: speaker.document, as: UTF8.self)
+        }
         batch.shiftRequestsMs = upkeep.requestShiftMs
         batch.requests = output.requests
         if !batch.isEmpty || output.flushMarks { batch.markPublished = takeMarks() }
@@ -131,6 +137,7 @@ extension EngineMachine {
         publish(to: topics.status, Array("online".utf8), retain: true)
         publishInfo(now: now)
         publishWorkouts()
+        publishSpeaker()
         for event in outbox.takeUnwritten() { publishEvent(event) }
         // Timers with events in the outbox wait for the outbox check (see EventOutbox).
         // Every `state` first (it carries everything a dashboard shows), then the plain topics:
@@ -287,6 +294,11 @@ extension EngineMachine {
     /// The retained `<base>/workouts`.
     mutating func publishWorkouts() {
         publish(to: topics.workouts, workouts.document, retain: true)
+    }
+
+    /// The retained `<base>/sound`: the speaker as commanded (`available: false` without one).
+    mutating func publishSpeaker() {
+        publish(to: topics.sound, JSONValue.object(speaker.members(available: hasSound)).jsonBytes, retain: true)
     }
 
     /// A timer event on its `event` topic (not retained).

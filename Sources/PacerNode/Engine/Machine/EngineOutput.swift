@@ -55,6 +55,10 @@ struct EngineOutput {
     /// The saved workouts before the first command of this output that changed them (its
     /// rollback when the write fails).
     var workoutsBefore: SavedWorkouts?
+    /// The speaker changed (`sound`): written (in `meta`), published, handed to the player.
+    var speakerChanged = false
+    /// The speaker before the first command of this output that changed it (its rollback).
+    var speakerBefore: Speaker?
     /// A (re)connect: publish every retained topic again.
     var republishAll = false
     /// The plain topics' own connection came up: publish every plain topic again over it.
@@ -100,6 +104,8 @@ struct EngineOutput {
         infoChanged = infoChanged || other.infoChanged
         workoutsChanged = workoutsChanged || other.workoutsChanged
         workoutsBefore = workoutsBefore ?? other.workoutsBefore
+        speakerChanged = speakerChanged || other.speakerChanged
+        speakerBefore = speakerBefore ?? other.speakerBefore
         republishAll = republishAll || other.republishAll
         republishPlain = republishPlain || other.republishPlain
         republishDiscovery = republishDiscovery || other.republishDiscovery
@@ -155,6 +161,7 @@ struct EngineOutput {
         deletedTimers.removeAll { timers.contains($0) }
         requests = []
         workoutsChanged = false
+        speakerChanged = false
         replies = replies.map { reply in
             var reply = reply
             reply.payload = JSONCoding.encode(error.reply(id: reply.id))
