@@ -56,7 +56,7 @@ def table(results, kinds, markdown):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="scripts/brokers", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--brokers", default=",".join(ALL))
     ap.add_argument("--pacer-bin", default=os.environ.get("PACER_BIN"))
     ap.add_argument("--json")
