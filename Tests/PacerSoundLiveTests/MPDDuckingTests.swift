@@ -122,28 +122,44 @@ struct MPDDuckingTests {
         return check
     }
 
+    /// Whether mpd's volume reaches `value` within 3 s (polled; the duck is the player's thread's).
+    func volume(of client: MPDTestClient, becomes value: Int) async throws -> Bool {
+        let until = ContinuousClock.now + .seconds(3)
+        while ContinuousClock.now < until {
+            if try client.volume() == value { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return try client.volume() == value
+    }
+
     @Test("a volume changed during a duck is left alone; stopping while ducked restores the music")
     func changedAndStopped() async throws {
         let mpd = try await TestMPD()
         defer { Task { await mpd.stop() } }
         var settings = settings(port: mpd.port, wav: mpd.directory.appendingPathComponent("cues.wav").path)
-        settings.music!.holdMs = 2_000
+        // A hold long enough that a loaded machine still changes the volume inside it.
+        settings.music!.holdMs = 4_000
         let lines = Lines()
         let player = SoundPlayer(settings: settings, logger: lines.logger)
         player.start()
         let client = try mpd.client()
         // Someone turns the music to 50 while a cue holds it down: 50 stays.
+        let submitted = ContinuousClock.now
         player.submit([event(.started, due: wallMs(), phase: .work)], nowMs: wallMs())
-        try await Task.sleep(for: .milliseconds(400))
-        #expect(try client.volume() == 24)
+        #expect(try await volume(of: client, becomes: 24), "ducked from 40")
+        try #require(ContinuousClock.now - submitted < .milliseconds(3_000), "the machine is too loaded for this test's hold")
         try client.setVolume(50)
-        try await Task.sleep(for: .milliseconds(2_500))
-        #expect(try client.volume() == 50, "the person's volume wins")
+        // At the duck's end (the cue, then the hold) the player sees the change and keeps it.
+        let noticed = ContinuousClock.now + .seconds(15)
+        while ContinuousClock.now < noticed, !lines.all.withLock({ $0 }).contains(where: { $0.1.contains("changed to 50 during a cue") }) {
+            try await Task.sleep(for: .milliseconds(50))
+        }
         #expect(lines.all.withLock { $0 }.contains { $0.1.contains("changed to 50 during a cue") })
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(try client.volume() == 50, "the person's volume wins")
         // Stopped while down: back up before stop returns.
         player.submit([event(.started, due: wallMs(), phase: .work)], nowMs: wallMs())
-        try await Task.sleep(for: .milliseconds(400))
-        #expect(try client.volume() == 15)
+        #expect(try await volume(of: client, becomes: 15), "ducked from 50")
         player.stop(timeout: .seconds(30))
         #expect(try client.volume() == 50, "restored on stop")
         client.close()
