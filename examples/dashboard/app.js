@@ -31,7 +31,7 @@ import { statesFromList } from "./desk.js"; // a `list` reply made into states (
     controls: q.get("controls") !== "0",
     sound: q.get("sound") === "1",
     flash: q.get("flash"), // "1" / "0": this screen flashes at each cue, or not (else the setting kept, else by the screen)
-    mqtt: q.get("mqtt") === "3.1.1" ? 4 : 5,
+    mqtt: q.get("mqtt") === "3.1.1" ? 4 : q.get("mqtt") === "5" ? 5 : "auto", // auto: 5, or 3.1.1 when the broker will not speak it
     user: q.get("user"), pass: q.get("pass"), // kiosks only: the sign-in form keeps them out of the URL
     wake: q.get("wake"),
     lagMs: num(q.get("lag"), 500),
@@ -215,7 +215,7 @@ import { statesFromList } from "./desk.js"; // a `list` reply made into states (
     return new Promise((resolve) => {
       const timer = setTimeout(() => { app.pending.delete(id); resolve(null); }, timeoutMs || 4000);
       app.pending.set(id, { resolve: (r, at) => { clearTimeout(timer); resolve({ reply: r, sent, at }); } });
-      const props = cfg.mqtt === 5 ? { responseTopic: replyTopic(), correlationData: id, contentType: "application/json" } : undefined;
+      const props = app.client.protocolVersion === 5 ? { responseTopic: replyTopic(), correlationData: id, contentType: "application/json" } : undefined;
       app.client.publish(topic, JSON.stringify(body), { qos: 1, properties: props });
     });
   }

@@ -10,7 +10,8 @@ const q = new URLSearchParams(location.search);
 const cfg = {
   broker: q.get("broker") || PacerMQTT.defaultBroker(location.href),
   root: (q.get("root") || "pacer").replace(/\/+$/, ""),
-  mqtt: q.get("mqtt") === "3.1.1" ? 4 : 5,
+  // ?mqtt=3.1.1 or 5 fixes the version; by default MQTT 5, and 3.1.1 when the broker will not speak it
+  mqtt: q.get("mqtt") === "3.1.1" ? 4 : q.get("mqtt") === "5" ? 5 : "auto",
   // ?nodes=a,b: rooms to ask for a snapshot (`list`) when their retained states do not come
   // (a broker that keeps retained messages per member, or none on wildcards; docs/deployment.md)
   nodes: (q.get("nodes") || "").split(",").map((s) => s.trim()).filter(Boolean),
@@ -29,7 +30,8 @@ const el = { rooms: document.getElementById("rooms"), conn: document.getElementB
 
 const client = new PacerMQTT.Client(cfg.broker, { protocolVersion: cfg.mqtt, clientId, keepalive: 15,
   username: cfg.user || undefined, password: cfg.pass || undefined });
-const replyFilter = cfg.mqtt === 5 ? cfg.root + "/+/reply/" + clientId : cfg.root + "/+/reply";
+// Replies: to a response topic of our own over MQTT 5, else on each node's `reply` (3.1.1).
+const replyFilter = () => client.protocolVersion === 5 ? cfg.root + "/+/reply/" + clientId : cfg.root + "/+/reply";
 // Rooms are found on the retained `info` and `status` of every node (one wildcard each); their
 // timers' states are subscribed room by room, paced, never all at once: a broker queues at
 // most so many messages for a client that has not read them yet (mosquitto's
@@ -37,7 +39,7 @@ const replyFilter = cfg.mqtt === 5 ? cfg.root + "/+/reply/" + clientId : cfg.roo
 // of 20 timers are 1,100 retained messages: over WebSockets a tenth of them were dropped
 // (measured, at QoS 0 and 1). A state lost with a connection comes back on the resubscribe.
 client.subscribe([cfg.root + "/+/info", cfg.root + "/+/status"], 0);
-client.subscribe(replyFilter, 1);
+client.subscribe(replyFilter(), 1);
 const PACE_MS = 40;                 // between two rooms' subscriptions: time to read a room's states
 const stateSubs = new Set(), subQueue = [];
 let subPumping = false;
@@ -60,6 +62,7 @@ async function pumpSubs() {
 }
 client.on("connect", () => {
   el.conn.textContent = "connected"; el.conn.dataset.up = "1";
+  client.subscribe(replyFilter(), 1);   // the version may have changed since the first subscribe
   for (const n of desk.nodes.values()) { n.sync.reset(); queueSync(n.id); subscribeRoom(n.id); }
   if (!subPumping) pumpSubs();
 });
@@ -100,7 +103,7 @@ function request(node, topic, body, kind) {
   return new Promise((resolve) => {
     const timer = setTimeout(() => { pending.delete(id); resolve(null); }, 3000);
     pending.set(id, { node, kind, sent: localNow(), resolve: (r, at) => { clearTimeout(timer); resolve({ r, at }); } });
-    const props = cfg.mqtt === 5 ? { responseTopic: cfg.root + "/" + node + "/reply/" + clientId, correlationData: id } : undefined;
+    const props = client.protocolVersion === 5 ? { responseTopic: cfg.root + "/" + node + "/reply/" + clientId, correlationData: id } : undefined;
     client.publish(topic, JSON.stringify(body), { qos: 1, properties: props });
   });
 }

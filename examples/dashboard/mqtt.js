@@ -224,12 +224,21 @@ function topicMatches(filter, topic) {
 
 // ---- the client -----------------------------------------------------------------
 
+/** How long an MQTT 5 CONNECT may stay unanswered under "auto" before 3.1.1 is tried (as the node). */
+const UNANSWERED_WAIT_MS = 2000;
+
 /**
  * new PacerMQTT.Client(url, options): connects at once and keeps connecting.
- * options: protocolVersion (5 | 4, default 5), clientId, keepalive (s, default 15),
+ * options: protocolVersion (5 | 4 | "auto", default 5), clientId, keepalive (s, default 15),
  * username, password, will {topic, payload, qos, retain}, reconnect {min, max} (ms),
  * WebSocket (constructor, for tests).
  * Events (client.on(name, fn)): connect(connack), close(reason), message(msg), error(err).
+ *
+ * "auto" negotiates as the node does (docs/configuration.md, broker.mqtt_version): MQTT 5
+ * first, and 3.1.1 from then on when the broker refuses the version (0x84, or a 3.1.1-form 1),
+ * closes the connection before a CONNACK, or leaves the CONNECT unanswered for 2 s; once a
+ * broker accepted a version it is kept. `client.protocolVersion` is the version in use and
+ * `client.fallbackReason` says why it is 3.1.1.
  */
 class Client {
   constructor(url, options) {
@@ -237,6 +246,7 @@ class Client {
     this.url = url;
     this.opts = {
       protocolVersion: o.protocolVersion === 4 ? 4 : 5,
+      unansweredWait: o.unansweredWait || UNANSWERED_WAIT_MS,
       clientId: o.clientId || "pacer-dash-" + Math.random().toString(36).slice(2, 10),
       keepalive: o.keepalive == null ? 15 : o.keepalive,
       username: o.username, password: o.password, will: o.will,
@@ -252,7 +262,29 @@ class Client {
     this.connected = false;
     this.closedByUser = false;
     this.attempt = 0;
+    this.negotiating = o.protocolVersion === "auto";
+    this.fallbackReason = null;
     this.connect();
+  }
+
+  /** The MQTT version of the current (or next) connection: 5 or 4 (3.1.1). */
+  get protocolVersion() { return this.opts.protocolVersion; }
+
+  /**
+   * With "auto", before any CONNACK accepted: `reason` is a sign that the broker does not speak
+   * the version tried. Returns whether the next attempt should go at once (MQTT 5 → 3.1.1);
+   * a failed 3.1.1 attempt sends the next one back to MQTT 5 (the broker may have been down).
+   */
+  versionSign(reason) {
+    if (!this.negotiating) return false;
+    if (this.opts.protocolVersion === 5) {
+      this.opts.protocolVersion = 4;
+      this.fallbackReason = reason;
+      return true;
+    }
+    this.opts.protocolVersion = 5;
+    this.fallbackReason = null;
+    return false;
   }
 
   on(name, fn) { (this.handlers[name] = this.handlers[name] || []).push(fn); return this; }
@@ -274,7 +306,16 @@ class Client {
     ws.binaryType = "arraybuffer";
     this.ws = ws;
     this.splitter = new PacketSplitter();
-    ws.onopen = () => { this.send(encodeConnect(Object.assign({ clean: true }, this.opts))); };
+    this.connectSent = false;
+    ws.onopen = () => {
+      this.send(encodeConnect(Object.assign({ clean: true }, this.opts)));
+      this.connectSent = true;
+      if (this.negotiating && this.opts.protocolVersion === 5) {
+        this.connackTimer = setTimeout(() => {
+          if (ws === this.ws && !this.connected) this.drop("no CONNACK", "the broker left the MQTT 5 CONNECT unanswered for " + this.opts.unansweredWait / 1000 + " s");
+        }, this.opts.unansweredWait);
+      }
+    };
     ws.onmessage = (ev) => {
       if (ws !== this.ws) return;
       let packets;
@@ -295,7 +336,13 @@ class Client {
         const r = new Reader(p.body);
         const ack = { sessionPresent: !!(r.byte() & 1), reasonCode: r.byte(), properties: {} };
         if (v5 && r.left() > 0) ack.properties = decodeProps(r);
+        clearTimeout(this.connackTimer);
         if (ack.reasonCode !== 0) {
+          if (v5 && this.negotiating && (ack.reasonCode === 0x84 || ack.reasonCode === 1)) {
+            this.drop("refused", "the broker refused MQTT 5 (code " + ack.reasonCode + ", unsupported protocol version)");
+            return;
+          }
+          this.negotiating = false; // it answered: it speaks this version
           const err = new Error("broker refused the connection (code " + ack.reasonCode + ")");
           err.code = ack.reasonCode;
           err.badCredentials = v5 ? ack.reasonCode === 0x86 || ack.reasonCode === 0x87 : ack.reasonCode === 4 || ack.reasonCode === 5;
@@ -306,6 +353,7 @@ class Client {
         if (ack.properties.serverKeepAlive != null) this.keepalive = ack.properties.serverKeepAlive;
         else this.keepalive = this.opts.keepalive;
         this.connected = true;
+        this.negotiating = false;
         this.attempt = 0;
         this.startKeepalive();
         const subs = [...this.subs].map(([topic, qos]) => ({ topic, qos }));
@@ -362,20 +410,31 @@ class Client {
     return false;
   }
 
-  drop(reason) {
+  /** Ends the connection; `sign`: why this says the broker does not speak the version tried. */
+  drop(reason, sign) {
     const ws = this.ws;
     if (ws) { try { ws.close(); } catch (e) { /* already closed */ } }
-    this.lost(reason);
+    this.lost(reason, sign);
   }
 
-  lost(reason) {
+  lost(reason, sign) {
     this.ws = null;
     clearInterval(this.pingTimer);
+    clearTimeout(this.connackTimer);
     const was = this.connected;
     this.connected = false;
     for (const [id, done] of this.subacks) { this.subacks.delete(id); done(null); }
+    // Closed after our CONNECT went out and before any CONNACK: a sign too (RabbitMQ before 3.13).
+    if (!sign && !was && this.connectSent) sign = "the broker closed the connection without accepting the MQTT 5 CONNECT";
+    const atOnce = !was && !this.closedByUser && sign != null && this.versionSign(sign);
     this.emit("close", { reason, wasConnected: was });
-    if (!this.closedByUser) this.scheduleReconnect(reason);
+    if (this.closedByUser) return;
+    if (atOnce) {
+      clearTimeout(this.retryTimer);
+      this.retryTimer = setTimeout(() => this.connect(), 0);
+    } else {
+      this.scheduleReconnect(reason);
+    }
   }
 
   /** Exponential backoff with jitter: min, 2·min, … up to max. */

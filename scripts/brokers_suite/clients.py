@@ -181,7 +181,7 @@ class Node:
 
     def __init__(self, binary, port, node_id, data_dir, version, username=None, password=None, log=None, extra_env=None):
         cmd = [binary, "run", "--broker", f"mqtt://127.0.0.1:{port}", "--node", node_id, "--data-dir", data_dir,
-               "--mqtt-version", version, "--log-level", "info"]
+               "--log-level", "info"] + (["--mqtt-version", version] if version else [])
         os.makedirs(data_dir, exist_ok=True)
         if username:
             pw = os.path.join(data_dir, "password")

@@ -15,7 +15,7 @@ from .clients import Display, Node, Proxy, state_of
 # The flows in the order they run, with the table's wording.
 FLOWS = [
     ("mqtt5", "MQTT 5 CONNECT (raw probe)"),
-    ("version", "node runs with --mqtt-version"),
+    ("version", "MQTT version the node chose by itself (no flag)"),
     ("online", "node online, live on the other member"),
     ("start", "start (QoS 1 command, reply on `<base>/reply`)"),
     ("events", "QoS 1 events (started, paused)"),
@@ -34,7 +34,7 @@ FLOWS = [
     ("page", "wall page in Chromium, other member"),
 ]
 # What Pacer needs of every broker: the matrix fails when one of these fails.
-REQUIRED = ["online", "start", "events", "flips", "pause", "snapshot", "lwt", "reconnect_cmd"]
+REQUIRED = ["version", "online", "start", "events", "flips", "pause", "snapshot", "lwt", "reconnect_cmd"]
 
 
 def lateness(msgs, states):
@@ -69,8 +69,7 @@ def page_check(ws_url, node_name, version, broker, st):
     try:
         brokers.wait_port(port, 10, web, "lighttpd")
         q = {"broker": ws_url, "node": node_name, "timer": "t1"}
-        if version != "5":
-            q["mqtt"] = "3.1.1"
+        # no ?mqtt=: the page negotiates the version as the node does
         if broker.username:
             q.update(user=broker.username, pass_=broker.password)
         url = f"http://127.0.0.1:{port}/index.html?" + "&".join(f"{k.rstrip('_')}={v}" for k, v in q.items())
@@ -106,8 +105,7 @@ def run(broker, pacer_bin, node_id=None, log=print):
     node_name = base.split("/", 1)[1]
     verdict, detail = probe.mqtt5_connect(a.port, **cred)
     r["mqtt5"] = (True, f"{verdict}: {detail}")
-    version = "5" if verdict == "accepts" else "3.1.1"
-    r["version"] = (True, version)
+    version = "5" if verdict == "accepts" else "3.1.1"   # for the Python displays
     work = tempfile.mkdtemp(prefix="pacer-brokers-node.")
     proxy = Proxy(a.port)
     disp = Display(b.port, version, name="display", **cred)
@@ -115,9 +113,20 @@ def run(broker, pacer_bin, node_id=None, log=print):
     extra = []
     try:
         disp.subscribe(base + "/#", 1)
-        node = Node(pacer_bin, proxy.port, node_name, os.path.join(work, "data"), version, log=os.path.join(work, "node.log"), **cred)
+        # `pacer run` as a user runs it: no --mqtt-version (broker.mqtt_version auto)
+        node = Node(pacer_bin, proxy.port, node_name, os.path.join(work, "data"), None, log=os.path.join(work, "node.log"), **cred)
         m = disp.wait(lambda m: m[1] == base + "/status" and m[2] == "online", 30)
         r["online"] = (m is not None, "yes" if m else "no `online` within 30 s")
+        said = None
+        for _ in range(50):   # logged as connect() returns, maybe just after `online` went out
+            said = next((line.split("speaking ", 1)[1] for line in node.tail(200).splitlines() if "speaking MQTT" in line), None)
+            if said or not m:
+                break
+            time.sleep(0.1)
+        chose = said.split(":")[0].removeprefix("MQTT ") if said else None
+        reason = said.split(": ", 1)[1].split(";")[0] if said and ": " in said else ""
+        r["version"] = (chose == version, f"{chose} ({reason})" if chose == "3.1.1" else (chose or "not logged")) if chose == version \
+            else (False, f"{chose or 'none logged'}, the raw probe says {version}")
         if not m:
             log(node.tail())
             return r
