@@ -7,7 +7,7 @@
 /// With a `decoder` set (the node sets one: the core has no JSON parser), replies are kept as
 /// their JSON bytes, a fraction of a decoded `JSONValue`'s memory, and decoded only when a
 /// repeat asks for one; a restart loads the stored replies as bytes, without decoding any.
-public struct RequestLedger: Sendable, Codable, Equatable {
+public struct RequestLedger: Sendable, Equatable {
     public let windowMs: Millis
     public let capacity: Int
     private var replies: [String: Entry] = [:]
@@ -18,12 +18,12 @@ public struct RequestLedger: Sendable, Codable, Equatable {
     public var decoder: (@Sendable ([UInt8]) -> JSONValue?)?
 
     /// A reply as recorded: decoded, or its JSON bytes (decoded when a repeat asks).
-    enum Reply: Sendable, Codable, Equatable {
+    enum Reply: Sendable, Equatable {
         case value(JSONValue)
         case encoded([UInt8])
     }
 
-    struct Entry: Sendable, Codable, Equatable {
+    struct Entry: Sendable, Equatable {
         var reply: Reply
         var atMs: Millis
     }
