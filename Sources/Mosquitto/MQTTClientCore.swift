@@ -121,7 +121,7 @@ final class MQTTClientCore: @unchecked Sendable {
             }
         }
         var fds: [Int32] = [-1, -1]
-        if configuration.tls == nil, pipe(&fds) == 0 {
+        if configuration.tls == nil, !configuration.usesLibraryLoop, pipe(&fds) == 0 {
             for fd in fds {
                 _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
                 _ = fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC)

@@ -162,6 +162,10 @@ public struct MQTTConfiguration: Sendable {
     /// reads, keeps the connection alive and writes what a full socket left. Plain TCP only:
     /// ignored with TLS. Off by default.
     public var writesFromPublishingThread = false
+    /// Temporary (issue 28's measurement): the network thread runs `mosquitto_loop` over plain
+    /// TCP too, as it does with TLS, instead of our own poll over the socket and a wake-up pipe.
+    /// Turns off hosting, publisher writes and the direct lane, which need that poll.
+    public var usesLibraryLoop = false
 
     /// Creates a configuration; see the properties for the meaning of each argument.
     public init(

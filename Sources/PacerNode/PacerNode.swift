@@ -49,7 +49,7 @@ public struct PacerNode: Sendable {
                             storageProblem: storageProblem, sound: sound)
         // The engine's thread reads the command connection itself: a command reaches the
         // engine with no thread switch (Mosquitto/LoopHost.swift, docs/architecture.md).
-        if configuration.broker.ioThread == .engine { client.serveConnections(on: engine.thread) }
+        if [.engine, .hostedWrites, .hosted].contains(configuration.broker.ioThread) { client.serveConnections(on: engine.thread) }
     }
 
     /// The node's services, in start order: the sound player (with `sound:`), the broker
@@ -106,7 +106,8 @@ public struct PacerNode: Sendable {
         c.reconnect = reconnectPolicy
         // The engine's thread writes its states, events and replies to the socket at the end
         // of each batch: no wake-up of the network thread between a command and its answer.
-        c.writesFromPublishingThread = configuration.broker.ioThread == .engine
+        c.writesFromPublishingThread = [.engine, .hostedWrites].contains(configuration.broker.ioThread)
+        c.usesLibraryLoop = configuration.broker.ioThread == .loop
         return c
     }
 
@@ -119,7 +120,8 @@ public struct PacerNode: Sendable {
         c.shutdownTimeout = .seconds(1)
         c.reconnect = reconnectPolicy
         c.writesQoS0Directly = configuration.broker.ioThread == .engine
-        c.writesFromPublishingThread = configuration.broker.ioThread == .engine
+        c.writesFromPublishingThread = [.engine, .hostedWrites].contains(configuration.broker.ioThread)
+        c.usesLibraryLoop = configuration.broker.ioThread == .loop
         return c
     }
 }

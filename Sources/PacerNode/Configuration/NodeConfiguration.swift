@@ -14,14 +14,20 @@ public enum RestorePolicy: String, Sendable, Codable, CaseIterable {
 }
 
 /// Which thread reads and writes the broker connections' sockets (`broker.io_thread`).
+///
+/// Temporary (issue 28): the three parts of the engine thread's path are selectable one by one
+/// so that `scripts/bench` can measure what each buys.
 public enum MQTTIOThread: String, Sendable, Equatable, CaseIterable {
-    /// The engine's own thread serves the command connection in its sleep and writes what it
-    /// publishes (Mosquitto/LoopHost.swift, DirectLane.swift): the default today.
+    /// Every part: hosting, publisher writes and the plain topics' direct lane (the default today).
     case engine
-    /// libmosquitto's own network thread (`loop_start`), the canonical sequence: the
-    /// simplest path, kept beside the other until `scripts/bench` shows whether the engine
-    /// thread's path buys the 20 % it must (issue 28).
+    /// The engine thread hosts the command connection and writes what it publishes; no direct lane.
+    case hostedWrites = "hosted+writes"
+    /// The engine thread hosts the command connection; the network threads write.
+    case hosted
+    /// The client's network thread, our own poll over the socket and a wake-up pipe.
     case library
+    /// The client's network thread in `mosquitto_loop`, libmosquitto's own loop.
+    case loop
 }
 
 /// The broker connection, as configured.
