@@ -150,22 +150,9 @@ public struct MQTTConfiguration: Sendable {
     /// order, right after the next CONNACK; beyond the limit ``MQTTClient/publish(to:payload:qos:retain:properties:)``
     /// throws `.notConnected`. They are lost if the process ends or ``MQTTClient/disconnect()`` runs.
     public var offlineQueueLimit: Int
-    /// QoS 0 publishes without properties (and payloads up to 16 KB) are encoded by the client
-    /// and written to the socket by the publishing thread, one `send` per batch, instead of
-    /// going through libmosquitto's queue and network thread (`DirectLane`). Their order with
-    /// the client's other publishes is kept. Plain TCP only: ignored with TLS. Off by default.
-    public var writesQoS0Directly = false
-    /// The thread that hands packets to libmosquitto (at the end of a batch, or a publish made
-    /// outside one) also writes them to the socket, under the lock the network thread holds
-    /// for its own libmosquitto calls, instead of waking the network thread to write them:
-    /// one thread switch less between a publish and the broker. The network thread still
-    /// reads, keeps the connection alive and writes what a full socket left. Plain TCP only:
-    /// ignored with TLS. Off by default.
-    public var writesFromPublishingThread = false
-    /// Temporary (issue 28's measurement): the network thread runs `mosquitto_loop` over plain
-    /// TCP too, as it does with TLS, instead of our own poll over the socket and a wake-up pipe.
-    /// Turns off hosting, publisher writes and the direct lane, which need that poll.
-    public var usesLibraryLoop = false
+    /// Which threads do the socket I/O: `library` (libmosquitto's own loop on the client's
+    /// network thread, the default) or `engine` (opt-in; plain TCP only). See ``MQTTIOProfile``.
+    public var ioProfile: MQTTIOProfile = .library
 
     /// Creates a configuration; see the properties for the meaning of each argument.
     public init(

@@ -49,7 +49,7 @@ public struct PacerNode: Sendable {
                             storageProblem: storageProblem, sound: sound)
         // The engine's thread reads the command connection itself: a command reaches the
         // engine with no thread switch (Mosquitto/LoopHost.swift, docs/architecture.md).
-        if [.engine, .hostedWrites, .hosted].contains(configuration.broker.ioThread) { client.serveConnections(on: engine.thread) }
+        if configuration.broker.ioThread == .engine { client.serveConnections(on: engine.thread) }
     }
 
     /// The node's services, in start order: the sound player (with `sound:`), the broker
@@ -104,25 +104,30 @@ public struct PacerNode: Sendable {
         // shutdown in that state still ends within 2 s.
         c.shutdownTimeout = .seconds(1)
         c.reconnect = reconnectPolicy
-        // The engine's thread writes its states, events and replies to the socket at the end
-        // of each batch: no wake-up of the network thread between a command and its answer.
-        c.writesFromPublishingThread = [.engine, .hostedWrites].contains(configuration.broker.ioThread)
-        c.usesLibraryLoop = configuration.broker.ioThread == .loop
+        // `engine`: the engine's thread writes its states, events and replies to the socket at
+        // the end of each batch: no wake-up of the network thread between a command and its answer.
+        c.ioProfile = ioProfile(configuration)
         return c
     }
 
     /// The plain topics' own connection: the same broker, account and TLS, its own client id,
     /// a clean start (nothing to keep: every plain topic is republished when it connects), no
     /// will (the main connection's `offline` speaks for the node). Its QoS 0 values are written
-    /// by the engine's thread, one `send` per instant (`writesQoS0Directly`; plain TCP only).
+    /// by the engine's thread, one `send` per instant (the `engine` profile's direct lane).
     static func plainMQTTConfiguration(_ configuration: NodeConfiguration) -> MQTTConfiguration {
         var c = configuration.mqttConfiguration(clientID: configuration.plainClientID, will: nil, cleanStart: true)
         c.shutdownTimeout = .seconds(1)
         c.reconnect = reconnectPolicy
-        c.writesQoS0Directly = configuration.broker.ioThread == .engine
-        c.writesFromPublishingThread = [.engine, .hostedWrites].contains(configuration.broker.ioThread)
-        c.usesLibraryLoop = configuration.broker.ioThread == .loop
+        c.ioProfile = ioProfile(configuration)
         return c
+    }
+
+    /// `broker.io_thread` as the MQTT client's profile.
+    static func ioProfile(_ configuration: NodeConfiguration) -> MQTTIOProfile {
+        switch configuration.broker.ioThread {
+        case .engine: .engine
+        case .library: .library
+        }
     }
 }
 

@@ -13,21 +13,16 @@ public enum RestorePolicy: String, Sendable, Codable, CaseIterable {
     case discard
 }
 
-/// Which thread reads and writes the broker connections' sockets (`broker.io_thread`).
-///
-/// Temporary (issue 28): the three parts of the engine thread's path are selectable one by one
-/// so that `scripts/bench` can measure what each buys.
+/// Which thread reads and writes the broker connections' sockets (`broker.io_thread`): the MQTT
+/// client's profile (`MQTTIOProfile`) for both of the node's connections.
 public enum MQTTIOThread: String, Sendable, Equatable, CaseIterable {
-    /// Every part: hosting, publisher writes and the plain topics' direct lane (the default today).
+    /// `MQTTIOProfile.engine`: the engine's thread serves the command connection and writes what
+    /// it publishes (docs/architecture.md, Threads). The default: it earned its place in
+    /// `scripts/bench` (BENCHMARKS.md, issue 28).
     case engine
-    /// The engine thread hosts the command connection and writes what it publishes; no direct lane.
-    case hostedWrites = "hosted+writes"
-    /// The engine thread hosts the command connection; the network threads write.
-    case hosted
-    /// The client's network thread, our own poll over the socket and a wake-up pipe.
+    /// `MQTTIOProfile.library`: libmosquitto's own loop on each client's network thread, the
+    /// canonical sequence.
     case library
-    /// The client's network thread in `mosquitto_loop`, libmosquitto's own loop.
-    case loop
 }
 
 /// The broker connection, as configured.
