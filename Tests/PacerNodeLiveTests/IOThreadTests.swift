@@ -3,9 +3,10 @@ import PacerCore
 import PacerTestSupport
 import Testing
 
-/// `broker.io_thread: library`: libmosquitto's own network thread does the sockets' I/O (the
-/// canonical sequence) instead of the engine's thread. The node works the same: commands are
-/// answered, states and per-second values published, a run ends (issue 28 measures both).
+/// `broker.io_thread: library`: libmosquitto's own loop (`mosquitto_loop`) on each client's network
+/// thread does the sockets' I/O (the canonical sequence) instead of the engine's thread (the
+/// `engine` profile, which every other node test runs). The node works the same: commands are
+/// answered, states and per-second values published, a run ends.
 @Suite("The broker connection on libmosquitto's own thread (broker.io_thread: library)")
 struct IOThreadTests {
     @Test("commands, states, flips and the end of a run, with io_thread: library")

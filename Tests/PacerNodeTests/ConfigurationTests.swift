@@ -1,5 +1,7 @@
 import Foundation
+import Mosquitto
 import PacerCore
+import PacerProtocol
 @testable import PacerNode
 import PacerTestSupport
 import Testing
@@ -94,6 +96,17 @@ import Testing
         #expect(c.timers.map(\.id) == ["main"] && c.timers[0].restore == .pause)
         #expect(c.presets["hiit"]?["work"] == .string("45s"))
         #expect(c.retention.restoreMaxAgeMs == 7_200_000)
+    }
+
+    /// `broker.io_thread` is the MQTT client's one I/O profile, on both of the node's connections
+    /// (issue 28): `engine` by default, `library` (libmosquitto's own loop) when asked.
+    @Test func ioThreadSelectsTheClientProfile() throws {
+        for (yaml, profile) in [("", MQTTIOProfile.engine), ("broker: {io_thread: engine}\n", .engine), ("broker: {io_thread: library}\n", .library)] {
+            let c = try NodeConfiguration.load(flags: .init(configFile: try write("node: gym\n" + yaml)), environment: [:], hostname: "box")
+            let topics = Topics(base: c.baseTopic)
+            #expect(PacerNode.mqttConfiguration(c, topics: topics).ioProfile == profile, "\(yaml)")
+            #expect(PacerNode.plainMQTTConfiguration(c).ioProfile == profile, "\(yaml)")
+        }
     }
 
     @Test func environmentOverridesFileAndFlagsOverrideEnvironment() throws {
