@@ -201,8 +201,8 @@ final class MQTTClientCore: @unchecked Sendable {
     }
 
     /// The network thread: connects (always with `mosquitto_connect_bind_v5` and the
-    /// CONNECT properties), runs `mosquitto_loop` until the connection ends, then decides
-    /// (in the state machine) whether to stop or to reconnect after a backoff delay.
+    /// CONNECT properties), serves the connection until it ends (`serveConnection`), then
+    /// decides (in the state machine) whether to stop or to reconnect after a backoff delay.
     ///
     /// Why not `mosquitto_loop_start`: libmosquitto 2.0.11's own reconnect
     /// (`mosquitto_reconnect`, called by `mosquitto_loop_forever`) sends CONNECT without
