@@ -10,8 +10,9 @@ import Glibc
 ///
 /// `EngineIO.direct` (a `Mutex`) holds it. The rules that keep the byte stream whole and
 /// in order:
-/// 1. Bytes reach the socket only under that lock, and the network thread holds it whenever it
-///    calls libmosquitto with a connection up (read, write, keep-alive, which may close the socket). So our writes never
+/// 1. Bytes reach the socket only under that lock, and the thread serving the connection (the
+///    network thread, or its loop host) holds it whenever it calls libmosquitto with a
+///    connection up (read, write, keep-alive, which may close the socket). So our writes never
 ///    interleave with libmosquitto's, and never go to a closed (or reused) descriptor.
 /// 2. The lane is open only from an accepted CONNACK to the end of that connection (nothing
 ///    before CONNECT, nothing on the next connection's socket).

@@ -22,7 +22,8 @@ import Foundation
 /// invariants (documented there) make every method safe to call from any task or thread
 /// at any time: libmosquitto is configured completely in `init` before any thread
 /// exists; afterwards API calls only use libmosquitto's thread-safe queueing functions;
-/// connecting and the loop run on the client's own network thread; callbacks are
+/// connecting runs on the client's own network thread, the loop on it or (``MQTTIOProfile/engine``)
+/// on the loop host it hands the connection to (``serveConnections(on:)``), never on both at once; callbacks are
 /// static C functions that copy their data and yield; `mosquitto_destroy` runs exactly once,
 /// when no call is inside the handle and the network thread has returned. No user closure
 /// ever reaches C, so no callback can run on, or hop to, the main actor.
@@ -222,6 +223,15 @@ public final class MQTTClient: @unchecked Sendable {
         properties: MQTTProperties = .none
     ) async throws(MQTTError) {
         try await publish(to: topic, payload: Array(string.utf8), qos: qos, retain: retain, properties: properties)
+    }
+
+    /// Lets `host`'s thread serve this client's connections, from the next one on, in place
+    /// of the client's network thread (``MQTTIOProfile/engine`` only, so plain TCP only; under
+    /// `library` the network thread keeps them). The network thread still connects, reconnects
+    /// and backs off. See ``MQTTLoopHost`` for the contract and why. The client holds `host`
+    /// weakly.
+    public func serveConnections(on host: any MQTTLoopHost) {
+        core.engine?.loopHost.withLock { $0.host = host }
     }
 
     /// Starts a batch of publishes: until the matching ``endPublishBatch()``, publishes are

@@ -7,18 +7,21 @@ import Synchronization
 ///
 /// Threading: this type owns the `struct mosquitto *` and is shared by three kinds of
 /// thread: API callers (any task), the network thread (ours, one per connect cycle) and
-/// libmosquitto callbacks (on the network thread, inside a loop turn). It is
-/// `@unchecked Sendable` because of these invariants:
+/// libmosquitto callbacks (on the thread that serves the connection: the network thread, or,
+/// under the `engine` profile, the loop host it handed the connection to; never both at
+/// once). It is `@unchecked Sendable` because of these invariants:
 /// - `mosq` is set once in `init` and never reassigned. Options, will, credentials, TLS
 ///   and callbacks are all set in `init`, before any thread exists; never again.
 /// - After that, API threads make only thread-safe libmosquitto calls (`publish`,
 ///   `subscribe`, `unsubscribe`, `disconnect`: they queue a packet under libmosquitto's own
-///   mutexes). Connecting and the loop's turns happen on the network thread only.
+///   mutexes). Connecting happens on the network thread only, the loop's turns on the thread
+///   serving the connection.
 /// - `mosquitto_destroy` runs exactly once, when the handle is closing, no API call is
 ///   inside it and the network thread has returned. ``MosquittoHandleLifetime`` hands
 ///   that duty to exactly one caller.
 /// - Callbacks get `self` through `Unmanaged` userdata, unretained: the network thread
-///   retains `self` while it runs, and callbacks run only inside a loop turn.
+///   retains `self` while it runs (a hosted loop retains it too), and callbacks run only
+///   inside a loop turn.
 /// - Mutable Swift state lives in `state` (a `Mutex`), which is never held while calling
 ///   into libmosquitto, so no lock-order cycle with libmosquitto's mutexes is possible.
 /// - The `engine` profile's writes from other threads, and its lock order: ``EngineIO``.
@@ -178,11 +181,14 @@ final class MQTTClientCore: @unchecked Sendable {
         engine?.wake()
     }
 
-    /// What a served connection carries from one turn to the next.
+    /// What a served connection carries from one turn to the next (the network thread's, or
+    /// its host's: ``MQTTHostedLoop``).
     struct TurnState {
         /// Set once a `disconnect()` was seen: the DISCONNECT is queued, and the connection is
         /// given up at this instant if the broker has not closed it by then.
         var stopDeadline: ContinuousClock.Instant?
+        /// The last turn (a hosted loop turns at least once a second, for the keep-alive).
+        var lastTurn = ContinuousClock.now
     }
 
     /// `disconnect()` was called (or `connect()` gave up): send DISCONNECT (MQTT 5 reason 0:
@@ -261,11 +267,21 @@ final class MQTTClientCore: @unchecked Sendable {
         for waiter in exit.exitWaiters { waiter.fulfil(()) }
     }
 
-    /// Serves one connection until it ends: `mosquitto_loop` (`library`), or our own poll
-    /// (`engine`). Returns the result and errno that ended it.
+    /// Serves one connection until it ends. `library`: `mosquitto_loop` here. `engine`: on the
+    /// loop host's thread when one is set and takes it (``MQTTLoopHost``), else, or from the
+    /// moment the host stops, our own poll here. Returns the result and errno that ended it.
     private func serveConnection() -> (rc: Int32, errno: Int32) {
         var turn = TurnState()
         if let io = engine {
+            if let host = io.loopHost.withLock({ $0.host }) {
+                let hosted = MQTTHostedLoop(core: self, io: io, turnState: turn)
+                if host.adopt(hosted) {
+                    switch hosted.waitForHandBack() {
+                    case .ended(let rc, let errno): return (rc, errno)
+                    case .released: turn = hosted.turnState
+                    }
+                }
+            }
             while true {
                 if let end = ownPollTurn(io, &turn) { return end }
             }

@@ -10,17 +10,17 @@ public enum MQTTIOProfile: String, Sendable, Equatable, CaseIterable {
     /// canonical sequence: every queued packet wakes that thread through libmosquitto's socket
     /// pair, and it writes. The default, and the only profile over TLS.
     case library
-    /// For a program whose own thread publishes in batches (the node's engine thread). Plain TCP
-    /// only (over TLS the client uses `library`). Three parts, each measured against the profile
-    /// without it in the same `scripts/bench` runs and kept because it bought at least 20 % on a
-    /// figure a user feels (BENCHMARKS.md, "2026-11-27 — issue 28: one canonical MQTT path"):
+    /// For a program whose own thread publishes in batches and can serve the connection (the
+    /// node's engine thread). Plain TCP only (over TLS the client uses `library`). Four parts,
+    /// each measured against the profile without it in one `scripts/bench` run (BENCHMARKS.md,
+    /// 2026-11-27, issue 28):
     /// - our poll over the socket and a pipe of ours, in place of `mosquitto_loop`: a batch of
-    ///   publishes (``MQTTClient/beginPublishBatch()``) wakes the network thread once, not once
-    ///   per packet (CPU at 1,000 timers −43 to −54 %; flips at 10,000 no longer seconds late);
-    /// - the publishing thread writes libmosquitto's queue itself at the end of a batch (flips'
-    ///   p99 at 10,000 timers −88 to −92 %);
+    ///   publishes (``MQTTClient/beginPublishBatch()``) wakes the writer once, not once per packet;
+    /// - a loop host may serve the connection (``MQTTClient/serveConnections(on:)``,
+    ///   LoopHost.swift): a message reaches its reader with no thread switch;
+    /// - the publishing thread writes libmosquitto's queue itself at the end of a batch;
     /// - QoS 0 publishes without properties are encoded and written by the publishing thread,
-    ///   one `send` per batch (the direct lane, DirectLane.swift; CPU −24 to −62 %).
+    ///   one `send` per batch (the direct lane, DirectLane.swift).
     case engine
 }
 
@@ -28,21 +28,29 @@ public enum MQTTIOProfile: String, Sendable, Equatable, CaseIterable {
 ///
 /// Threading: every field is a lock or an atomic, and `wakePipe` is made in `init` and closed
 /// in `deinit`. Lock order: `direct`, then libmosquitto's mutexes (its calls are made under
-/// it by the network thread and by a publishing thread that writes), then the core's `state`
-/// (libmosquitto's callbacks take it). The direct lane's rules: DirectLane.swift.
+/// it by the thread serving the connection and by a publishing thread that writes), then the
+/// core's `state` (libmosquitto's callbacks take it). The direct lane's rules: DirectLane.swift.
 final class EngineIO: Sendable {
-    /// Wakes the network thread's poll: a non-blocking pipe, `[read end, write end]`. One byte per hand-over of queued packets.
+    /// Wakes the thread serving the connection (the network thread's poll, or its loop host's):
+    /// a non-blocking pipe, `[read end, write end]`. One byte per hand-over of queued packets.
     let wakePipe: [Int32]
-    /// While above zero, a queued packet does not wake the network thread: a batch is handed
+    /// While above zero, a queued packet does not wake the serving thread: a batch is handed
     /// over with one wake-up at its end (`beginBatch`/`endBatch`).
     let batchDepth = Atomic<Int>(0)
     /// A packet was queued while a batch was open: its end must hand it over.
     let batchHasPackets = Atomic<Bool>(false)
     /// The direct lane, and the lock under which every write to the socket happens.
     let direct = Mutex(DirectLane())
-    /// The broker accepted a connection (set in on_connect, where the network thread already
+    /// The broker accepted a connection (set in on_connect, where the serving thread already
     /// holds `direct`): the lane opens after that read.
     let connackAccepted = Atomic<Bool>(false)
+    /// The thread that serves this client's connections in place of the network thread
+    /// (``MQTTClient/serveConnections(on:)``); held weakly: its owner keeps it.
+    let loopHost = Mutex(WeakLoopHost())
+    struct WeakLoopHost {
+        weak var host: (any MQTTLoopHost)?
+    }
+
     /// Nil when no pipe can be made (the client then runs `library`).
     init?() {
         var fds: [Int32] = [-1, -1]
@@ -58,15 +66,15 @@ final class EngineIO: Sendable {
         for fd in wakePipe { close(fd) }
     }
 
-    /// Wakes the network thread's poll.
+    /// Wakes the serving thread's poll.
     func wake() {
         var byte: UInt8 = 1
         _ = write(wakePipe[1], &byte, 1)  // EAGAIN when the pipe is full: a wake-up is pending anyway
     }
 }
 
-/// The `engine` profile's I/O: batches, the network thread's turns, the publishing thread's
-/// writes and the direct lane.
+/// The `engine` profile's I/O: batches, the serving thread's turns (its own or a loop host's),
+/// the publishing thread's writes and the direct lane.
 extension MQTTClientCore {
     // MARK: Handing packets to the network thread
 
@@ -85,7 +93,7 @@ extension MQTTClientCore {
     }
 
     /// Gets what libmosquitto holds written: by this thread when it may, else, or for what the
-    /// socket did not take, by the network thread, woken.
+    /// socket did not take, by the serving thread, woken.
     private func handOver(_ io: EngineIO) {
         if writeQueued(io) { io.wake() }
     }
@@ -177,32 +185,59 @@ extension MQTTClientCore {
     var directBytesWritten: Int { engine?.direct.withLock { $0.bytesWritten } ?? 0 }
     /// Times a publishing thread wrote libmosquitto's queue itself (tests).
     var publisherWriteCount: Int { engine?.direct.withLock { $0.publisherWrites } ?? 0 }
+    /// The socket (read; write too while something waits to be written) and the wake-up pipe,
+    /// as one turn of the loop waits on them (plain TCP).
+    func pollDescriptors(_ io: EngineIO) -> (socket: pollfd, wakeUp: pollfd) {
+        let socket = mosquitto_socket(mosq)
+        let write = mosquitto_want_write(mosq) || io.direct.withLock { $0.pending > 0 }
+        return (pollfd(fd: socket, events: Int16(POLLIN) | (write ? Int16(POLLOUT) : 0), revents: 0),
+                pollfd(fd: io.wakePipe[0], events: Int16(POLLIN), revents: 0))
+    }
+
     /// One turn of the network loop over plain TCP, in place of `mosquitto_loop`: waits (at
-    /// most 1 s, for the keep-alive) for the socket (readable; writable too while something
-    /// waits to be written) or a wake-up, then serves the socket (`afterWait`). Unlike
-    /// `mosquitto_loop` it does not watch libmosquitto's socket pair, which gets one byte per
-    /// queued packet: a batch of publishes costs one wake-up of this thread (through
-    /// `wakePipe`), not one per packet. The bytes left in the socket pair are never read; once
-    /// its buffer is full, the non-blocking write in libmosquitto fails harmlessly. Returns the
-    /// result and errno that ended the connection, nil to go on.
+    /// most 1 s, for the keep-alive) for the socket or a wake-up, then serves the socket
+    /// (`afterWait`). Unlike `mosquitto_loop` it does not watch libmosquitto's socket pair,
+    /// which gets one byte per queued packet: a batch of publishes costs one wake-up of this
+    /// thread (through `wakePipe`), not one per packet. The bytes left in the socket pair are
+    /// never read; once its buffer is full, the non-blocking write in libmosquitto fails
+    /// harmlessly. Returns the result and errno that ended the connection, nil to go on.
     func ownPollTurn(_ io: EngineIO, _ turn: inout TurnState) -> (rc: Int32, errno: Int32)? {
         requestDisconnectIfAsked(&turn)
-        let socket = mosquitto_socket(mosq)
-        guard socket >= 0 else { return (MOSQ_ERR_NO_CONN.rawValue, errno) }
-        let write = mosquitto_want_write(mosq) || io.direct.withLock { $0.pending > 0 }
-        var socketAndWakeUp = [
-            pollfd(fd: socket, events: Int16(POLLIN) | (write ? Int16(POLLOUT) : 0), revents: 0),
-            pollfd(fd: io.wakePipe[0], events: Int16(POLLIN), revents: 0),
-        ]
-        let ready = poll(&socketAndWakeUp, 2, 1000)
+        let (socket, wakeUp) = pollDescriptors(io)
+        guard socket.fd >= 0 else { return (MOSQ_ERR_NO_CONN.rawValue, errno) }
+        var set = PollSet<MQTTConnectionDescriptor>()
+        set.add(.socket, fd: socket.fd, events: socket.events)
+        set.add(.wakeUp, fd: wakeUp.fd, events: wakeUp.events)
+        let ready = set.wait(timeoutMs: 1000)
         if ready < 0 && errno != EINTR { return (MOSQ_ERR_ERRNO.rawValue, errno) }
-        return afterWait(io, socketEvents: socketAndWakeUp[0].revents, wakeEvents: socketAndWakeUp[1].revents, &turn)
+        return afterWait(io, socketEvents: set.readiness(of: .socket), wakeEvents: set.readiness(of: .wakeUp), readsAll: false, &turn)
+    }
+
+    /// A turn on a loop host's thread (``MQTTHostedLoop/turn(after:as:)``),
+    /// after the host's wait. Reads every packet already in the socket (up to
+    /// `hostedReadLimit`), not one: the host handles what arrived before it waits again, so a
+    /// burst of commands that came in during one write is handled (and written) as one group,
+    /// and the broker's acknowledgements queued behind a burst's commands are reached soon.
+    func hostedTurn(_ io: EngineIO, socketEvents: Int16, wakeEvents: Int16, _ turn: inout TurnState) -> (rc: Int32, errno: Int32)? {
+        requestDisconnectIfAsked(&turn)
+        return afterWait(io, socketEvents: socketEvents, wakeEvents: wakeEvents, readsAll: true, &turn)
+    }
+
+    /// How long a host may wait before the next turn, in ms (the keep-alive's second, or the
+    /// end of a disconnect's grace).
+    func millisecondsToNextTurn(_ turn: TurnState) -> Int32 {
+        var next = turn.lastTurn.advanced(by: .seconds(1))
+        if let stop = turn.stopDeadline, stop < next { next = stop }
+        let (seconds, attoseconds) = ContinuousClock.now.duration(to: next).components
+        let ms = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        return Int32(clamping: max(0, ms + (attoseconds % 1_000_000_000_000_000 > 0 ? 1 : 0)))
     }
 
     /// The work of a turn once its wait is over: reads, writes and the keep-alive
     /// (`serviceSocket`, under the lane's lock), then the publishes kept while disconnected.
     /// Returns the result and errno that ended the connection, nil to go on.
-    private func afterWait(_ io: EngineIO, socketEvents: Int16, wakeEvents: Int16, _ turn: inout TurnState) -> (rc: Int32, errno: Int32)? {
+    private func afterWait(_ io: EngineIO, socketEvents: Int16, wakeEvents: Int16, readsAll: Bool, _ turn: inout TurnState) -> (rc: Int32, errno: Int32)? {
+        turn.lastTurn = .now
         if wakeEvents != 0 {
             var drain = [UInt8](repeating: 0, count: 256)
             while read(io.wakePipe[0], &drain, drain.count) > 0 {}
@@ -213,7 +248,7 @@ extension MQTTClientCore {
         // Every libmosquitto call under the lane's lock (DirectLane rule 1; the publishing
         // thread's writes).
         let rc = io.direct.withLock { lane in
-            let rc = serviceSocket(io, socket, readable: readable, lane: &lane)
+            let rc = serviceSocket(io, socket, readable: readable, readsAll: readsAll, lane: &lane)
             if lane.socket >= 0 && lane.socket != mosquitto_socket(mosq) { lane.close() }
             return rc
         }
@@ -225,15 +260,30 @@ extension MQTTClientCore {
         return nil
     }
 
+    /// Packets a host's turn reads at most: a turn stays a few milliseconds long.
+    static let hostedReadLimit = 256
+
+    /// Whether bytes wait in the socket's receive buffer (a peek, never blocks).
+    private func socketHasBytes(_ socket: Int32) -> Bool {
+        var byte: UInt8 = 0
+        return recv(socket, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) > 0
+    }
+
     /// The read, the writes and the keep-alive of one turn (`afterWait`). With the direct
     /// lane (held locked by the caller): opens it after an accepted CONNACK, writes what it
     /// holds before libmosquitto's queue, and records what libmosquitto left (rules 3 and 4).
-    private func serviceSocket(_ io: EngineIO, _ socket: Int32, readable: Bool, lane: inout DirectLane) -> Int32 {
+    private func serviceSocket(_ io: EngineIO, _ socket: Int32, readable: Bool, readsAll: Bool, lane: inout DirectLane) -> Int32 {
         func ended(_ rc: Int32) -> Int32? {
             if rc != MOSQ_ERR_SUCCESS.rawValue { return rc }
             return mosquitto_socket(mosq) < 0 ? MOSQ_ERR_NO_CONN.rawValue : nil
         }
-        if readable, let rc = ended(mosquitto_loop_read(mosq, 1)) { return rc }
+        if readable {
+            var reads = 0
+            repeat {
+                if let rc = ended(mosquitto_loop_read(mosq, 1)) { return rc }
+                reads += 1
+            } while readsAll && reads < Self.hostedReadLimit && socketHasBytes(socket)
+        }
         if io.connackAccepted.exchange(false, ordering: .acquiringAndReleasing) {
             lane.open(socket: mosquitto_socket(mosq))
         }

@@ -14,9 +14,8 @@ enum MosquittoLibrary {
 /// fulfils a waiter. None blocks, destroys or stops the loop; the only callback one sets is
 /// the log callback, removed by on_connect once the broker accepted the connection.
 ///
-/// Threading: all run on the client's network thread (or, under the `engine` profile, on a
-/// publishing thread whose write ends in `on_publish` or `on_disconnect`), inside a loop call
-/// and libmosquitto's callback mutex.
+/// Threading: all run on the thread serving the connection (the client's network thread, or its
+/// loop host), inside a loop turn and libmosquitto's callback mutex.
 enum MosquittoCallbacks {
     private static func core(_ userdata: UnsafeMutableRawPointer?) -> MQTTClientCore? {
         guard let userdata else { return nil }

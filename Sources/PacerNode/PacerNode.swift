@@ -47,6 +47,9 @@ public struct PacerNode: Sendable {
         engine = NodeEngine(configuration: configuration, transport: MQTTTransport(client: client, plainClient: plainClient),
                             store: store.map(EngineThreadStore.init), logger: logger,
                             storageProblem: storageProblem, sound: sound)
+        // The engine's thread reads the command connection itself: a command reaches the
+        // engine with no thread switch (Mosquitto/LoopHost.swift, docs/architecture.md).
+        if configuration.broker.ioThread == .engine { client.serveConnections(on: engine.thread) }
     }
 
     /// The node's services, in start order: the sound player (with `sound:`), the broker

@@ -180,22 +180,24 @@ struct EngineThreadTests {
     }
 }
 
-/// The engine thread beside a real MQTT connection (a real mosquitto): named `…LiveTests` so
+/// The engine thread hosting a real MQTT connection (a real mosquitto): named `…LiveTests` so
 /// `scripts/test --fast` leaves it out; it shares this file's private helpers.
-@Suite("The engine thread with an MQTT connection (real broker)")
+@Suite("The engine thread serving an MQTT connection (real broker)")
 struct EngineThreadLiveTests {
     static let deadline = EngineThreadTests.deadline
 
-    @Test("messages from the client's network thread reach a reader on the thread, deadlines still come, its publishes go out and are acknowledged")
-    func readsAndPublishes() async throws {
+    @Test("it serves an MQTT connection in its sleep: messages reach a reader on the thread, deadlines still come, stopping hands the connection back")
+    func servesConnection() async throws {
         try await withTestBroker { broker in
-            let thread = EngineThread(name: "et-client", deadlineInput: Self.deadline)
+            let thread = EngineThread(name: "et-host", deadlineInput: Self.deadline)
             var configuration = MQTTConfiguration(
-                host: broker.host, port: broker.port, clientID: "et-client-\(UUID().uuidString.prefix(8))", version: .v5)
+                host: broker.host, port: broker.port, clientID: "et-host-\(UUID().uuidString.prefix(8))", version: .v5)
             configuration.ioProfile = .engine
             let client = try MQTTClient(configuration: configuration)
+            client.serveConnections(on: thread)
             try await client.connect()
-            let topic = "et/client/\(UUID().uuidString.prefix(8))"
+            #expect(await eventually { thread.servesConnection }, "the thread did not take the connection")
+            let topic = "et/host/\(UUID().uuidString.prefix(8))"
             try await client.subscribe(to: topic, qos: .atLeastOnce)
             let probe = ThreadProbe(thread)
             // The reader runs on the thread, as the engine's `forward` does.
@@ -211,8 +213,8 @@ struct EngineThreadLiveTests {
             let peer = try MQTTClient(configuration: MQTTConfiguration(
                 host: broker.host, port: broker.port, clientID: "et-peer-\(UUID().uuidString.prefix(8))", version: .v5))
             try await peer.connect()
-            // Messages and deadlines, interleaved: the thread's sleep watches its inputs and its
-            // alarm. A deadline is armed again each time one comes (at most 200: the wait stays bounded).
+            // Messages and deadlines, interleaved: the thread's sleep watches both. A deadline is
+            // armed again each time one comes (at most 200: the wait stays bounded).
             var seen: [Int] = []
             var deadlines = 0
             thread.arm(atMonotonicMs: NodeClock.systemMonotonicClock() + 50)
@@ -244,16 +246,17 @@ struct EngineThreadLiveTests {
             }
             #expect(delivered == true)
 
-            // Stopped, the thread takes nothing more; the client stays connected and reads.
+            // Stopped, the thread gives the connection back; the client stays connected.
             thread.stop()
+            #expect(await eventually { !thread.servesConnection })
             #expect(client.isConnected)
             try await client.subscribe(to: topic + "/after", qos: .atLeastOnce)
-            try await peer.publish(to: topic + "/after", string: "read by the network thread", qos: .atLeastOnce)
+            try await peer.publish(to: topic + "/after", string: "served by the network thread", qos: .atLeastOnce)
             let after = await value(within: .seconds(10)) { () -> String? in
                 for await message in client.messages where message.topic == topic + "/after" { return message.payloadString }
                 return nil
             }
-            #expect(after == "read by the network thread")
+            #expect(after == "served by the network thread")
             await client.disconnect()
             await peer.disconnect()
         }

@@ -2,6 +2,7 @@ import CTimerFD
 import DequeModule
 import Foundation
 import Glibc
+import Mosquitto
 import PacerCore
 
 /// The engine's own OS thread (issue 10): the `NodeEngine` actor's executor, its input queue
@@ -13,6 +14,13 @@ import PacerCore
 /// after a second's sleep), at which point it hands the deadline input to the engine itself:
 /// no task, no Dispatch timer and no other thread is involved in a tick. It is woken (one byte
 /// on its pipe) only when it sleeps: enqueuing while it is busy costs a lock and an append.
+///
+/// It is also the host of the node's command connection (`MQTTLoopHost`): its sleep watches
+/// that connection's socket too, and it reads the socket itself, so a command is read,
+/// handled, written and answered in one wake-up of this thread, with no hand-off from the
+/// MQTT network thread (0.2 ms on this project's VM, BENCHMARKS.md). Reads happen only
+/// between jobs: before a deadline that fell due after work, the socket is checked without
+/// waiting, so commands keep their turn under load.
 ///
 /// Grouping: the thread sleeps until `groupingMs` after the earliest deadline, so every
 /// deadline up to that instant is served by the same wake-up. A flip is never published
@@ -26,11 +34,12 @@ import PacerCore
 /// another thread resumes them (an input was submitted, a stream yielded) the runtime
 /// enqueues them here rather than on Swift's global pool, which would cost one more thread
 /// switch per input (measured with `perf`: `swift_task_enqueueGlobal` on every deadline).
-final class EngineThread<Input: Sendable>: SerialExecutor, TaskExecutor, @unchecked Sendable {
+final class EngineThread<Input: Sendable>: SerialExecutor, TaskExecutor, MQTTLoopHost, @unchecked Sendable {
     // @unchecked Sendable: every mutable field below is read and written only with `mutex`
     // held (`locked`), and the mutex and the pipe are made once in `init` and freed in
     // `deinit`, when no thread can use them any more (the thread holds a strong reference
-    // while it runs).
+    // while it runs). A hosted connection is turned only by this thread (MQTTLoopHost's
+    // contract).
 
     private struct State {
         var jobs = Deque<UnownedJob>()
@@ -43,6 +52,8 @@ final class EngineThread<Input: Sendable>: SerialExecutor, TaskExecutor, @unchec
         var deadline: Int64?
         /// The thread waits in `poll` (a wake-up is a byte on `wakePipe`).
         var sleeping = false
+        /// The connection this thread serves (`adopt`), until it ends or the thread stops.
+        var hosted: MQTTHostedLoop?
         var stopping = false
         var thread: pthread_t?
         /// Times the thread went to sleep (for tests and measurements).
@@ -51,6 +62,16 @@ final class EngineThread<Input: Sendable>: SerialExecutor, TaskExecutor, @unchec
 
     /// What the queue holds for `next()`.
     private enum Take { case input(Input), finished, empty }
+
+    /// What each descriptor of the thread's wait is (its `PollSet`).
+    private enum Descriptor: Equatable {
+        /// `wakePipe`'s read end: a job or input was queued, the deadline moved, or `stop()`.
+        case wakeUp
+        /// The timerfd of the armed deadline.
+        case alarm
+        /// The hosted command connection's (`MQTTLoopHost`).
+        case connection(MQTTConnectionDescriptor)
+    }
 
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     /// `[read end, write end]`, non-blocking: one byte wakes the sleeping thread.
@@ -203,10 +224,44 @@ final class EngineThread<Input: Sendable>: SerialExecutor, TaskExecutor, @unchec
 
     // MARK: - The command connection
 
-    /// Does nothing. The engine thread no longer serves the command connection (issue 28: it
-    /// did not buy the 20 % a second path must, BENCHMARKS.md); kept only because
-    /// Engine/NodeEngine+GroupCommit.swift still calls it, until that call goes.
-    func serveConnectionNow() {}
+    /// Serves `loop`'s connection from the next sleep on (`MQTTLoopHost`). False once the
+    /// thread is stopping: the client's network thread then serves it.
+    func adopt(_ loop: MQTTHostedLoop) -> Bool {
+        let wake = locked { state -> Bool? in
+            guard !state.stopping else { return nil }
+            state.hosted = loop  // a previous one has ended: its network thread adopts anew only then
+            return Self.takeSleeper(&state)
+        }
+        guard let wake else { return false }
+        if wake { wakeSleeper() }
+        return true
+    }
+
+    /// Serves the connection now, without waiting: a poll with no timeout, then a turn when
+    /// the socket or the client's wake-up pipe is ready. On the thread only (the engine calls it
+    /// from its job, between groups of commands). Why: the socket is otherwise read only when
+    /// the thread has no job, and a long burst keeps it busy; the broker sends its
+    /// acknowledgements of our publishes behind the burst's commands, and each QoS 1 publish
+    /// stays in libmosquitto's memory until its acknowledgement is read (10,000 starts at once
+    /// peaked at 97 MB of heap against 57 MB with the network thread reading).
+    func serveConnectionNow() {
+        guard let hosted = locked({ $0.hosted }) else { return }
+        var set = PollSet<Descriptor>()
+        hosted.addDescriptors(to: &set, as: Descriptor.connection)
+        guard set.wait(timeoutMs: 0) > 0 else { return }
+        turn(hosted, after: set)
+    }
+
+    /// One turn of the served connection (when its descriptors in `set` were ready, or its
+    /// keep-alive is due); forgets it when the connection ended (its network thread has it back).
+    private func turn(_ hosted: MQTTHostedLoop, after set: PollSet<Descriptor>) {
+        if !hosted.turn(after: set, as: Descriptor.connection) {
+            locked { state in if state.hosted === hosted { state.hosted = nil } }
+        }
+    }
+
+    /// Whether the thread serves a connection now (tests).
+    var servesConnection: Bool { locked { $0.hosted != nil } }
 
     // MARK: - Alarm
 
@@ -240,6 +295,8 @@ final class EngineThread<Input: Sendable>: SerialExecutor, TaskExecutor, @unchec
     private func loop() {
         let serial = asUnownedSerialExecutor()
         let preferred = asUnownedTaskExecutor()
+        /// The hosted socket was checked since the last job or deadline (see the type's doc).
+        var socketChecked = false
         /// The instant the alarm is set to (ns of `CLOCK_BOOTTIME`); nil: disarmed.
         var armedNs: Int64?
         pthread_mutex_lock(mutex)
@@ -251,14 +308,16 @@ final class EngineThread<Input: Sendable>: SerialExecutor, TaskExecutor, @unchec
                 // serial executor: a task preferring this thread then enters the engine actor
                 // in place, without enqueuing itself again.
                 job.runSynchronously(isolatedTo: serial, taskExecutor: preferred)
+                socketChecked = false
                 pthread_mutex_lock(mutex)
                 continue
             }
             if state.stopping { break }
             // Nanoseconds to the deadline (+ grouping) on CLOCK_BOOTTIME, the node's monotonic clock.
             let remaining = state.deadline.map { $0 + groupingMs * 1_000_000 - NodeClock.nanoseconds(CLOCK_BOOTTIME) }
-            if let remaining, remaining <= 0 {
+            if let remaining, remaining <= 0, state.hosted == nil || socketChecked {
                 // Due: hand the engine its deadline input here, on this thread.
+                socketChecked = false
                 state.deadline = nil
                 if let waiter = state.waiter {
                     state.waiter = nil
@@ -270,29 +329,47 @@ final class EngineThread<Input: Sendable>: SerialExecutor, TaskExecutor, @unchec
                 }
                 continue
             }
-            // The alarm holds the deadline: the wait has no timeout.
+            // The alarm holds the deadline; the timeout is only the hosted connection's next turn
+            // (its keep-alive: a little late is harmless), or none.
             let alarmNs = state.deadline.map { $0 + groupingMs * 1_000_000 }
             if alarmNs != armedNs {
                 setAlarm(alarmNs)
                 armedNs = alarmNs
             }
-            state.sleeping = true
-            state.sleeps += 1
+            let hosted = state.hosted
+            var timeoutMs = hosted?.millisecondsToNextTurn() ?? -1
+            if let remaining, remaining <= 0 { timeoutMs = 0 }  // due: check the socket, then deliver
+            let sleeps = timeoutMs != 0
+            if sleeps {
+                state.sleeping = true
+                state.sleeps += 1
+            }
             pthread_mutex_unlock(mutex)
-            // [0]: a job, an input, a new deadline or stop() (a byte on the pipe); [1]: the alarm.
-            var wakeUpAndAlarm = [pollfd(fd: wakePipe[0], events: Int16(POLLIN), revents: 0), pollfd(fd: alarm, events: Int16(POLLIN), revents: 0)]
-            _ = poll(&wakeUpAndAlarm, 2, -1)
-            pthread_mutex_lock(mutex)
-            state.sleeping = false
-            pthread_mutex_unlock(mutex)
-            if wakeUpAndAlarm[0].revents != 0 {
+            var set = PollSet<Descriptor>()
+            set.add(.wakeUp, fd: wakePipe[0], events: Int16(POLLIN))
+            set.add(.alarm, fd: alarm, events: Int16(POLLIN))
+            hosted?.addDescriptors(to: &set, as: Descriptor.connection)
+            set.wait(timeoutMs: timeoutMs)
+            if sleeps {
+                pthread_mutex_lock(mutex)
+                state.sleeping = false
+                pthread_mutex_unlock(mutex)
+            }
+            if set.readiness(of: .wakeUp) != 0 {
                 var drain = [UInt8](repeating: 0, count: 64)
                 while read(wakePipe[0], &drain, drain.count) > 0 {}
             }
+            if let hosted {
+                socketChecked = true
+                turn(hosted, after: set)
+            }
             pthread_mutex_lock(mutex)
         }
+        let hosted = state.hosted
+        state.hosted = nil
         state.thread = nil
         pthread_mutex_unlock(mutex)
+        hosted?.release()  // the client's network thread serves the connection from here
     }
 
     /// Names the calling thread (as `top -H`, `perf` and /proc show it; 15 bytes at most).
