@@ -74,6 +74,15 @@ public final class MQTTClient: @unchecked Sendable {
     /// Whether the broker has accepted the current connection.
     public var isConnected: Bool { core.state.withLock { $0.isConnected } }
 
+    /// The MQTT version of the current (or next) connection: the configured one, or, with
+    /// ``MQTTConfiguration/fallsBackToV3_1_1``, the one the broker accepted.
+    public var protocolVersion: MQTTVersion { core.state.withLock { $0.version } }
+
+    /// Why the client speaks MQTT 3.1.1 although it tried 5 first (``MQTTConfiguration/fallsBackToV3_1_1``); nil otherwise.
+    public var versionFallbackReason: String? {
+        core.state.withLock { $0.version == .v3_1_1 ? $0.negotiation.fallbackReason : nil }
+    }
+
     /// Connects and returns once the broker accepted the connection (the first CONNACK).
     ///
     /// Connection failures that may pass (nothing listening yet, connection reset) are
@@ -192,7 +201,7 @@ public final class MQTTClient: @unchecked Sendable {
         guard payload.count <= Int(Int32.max) else {
             throw MQTTError(.invalidArgument, "the payload of \(payload.count) bytes is too large for MQTT")
         }
-        if core.configuration.version == .v5, !properties.isEmpty {
+        if core.speaksMQTT5.load(ordering: .acquiring), !properties.isEmpty {
             // Check the properties now, not only when a kept publish is finally sent.
             var list = try properties.makePropertyList()
             mosquitto_property_free_all(&list)

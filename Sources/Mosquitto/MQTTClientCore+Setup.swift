@@ -11,30 +11,10 @@ extension MQTTClientCore {
             if rc != MOSQ_ERR_SUCCESS.rawValue { throw MQTTError.mosquitto(rc, errno: errno, what) }
         }
         mosquitto_user_data_set(mosq, Unmanaged.passUnretained(self).toOpaque())
-        let protocolVersion = configuration.version == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311
-        try check(mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, protocolVersion), "setting the protocol version")
         // Small packets go out at once: without TCP_NODELAY, a reply written right after a
         // PUBACK waits for the broker's delayed ACK (Nagle), about 40 ms per hop on Linux.
         try check(mosquitto_int_option(mosq, MOSQ_OPT_TCP_NODELAY, 1), "setting TCP_NODELAY")
-
-        if let will = configuration.will {
-            guard !will.topic.isEmpty, !will.topic.utf8.contains(0) else {
-                throw MQTTError(.invalidArgument, "the will topic must not be empty")
-            }
-            var properties: OpaquePointer?
-            if configuration.version == .v5 { properties = try will.properties.makePropertyList() }
-            let rc = will.payload.withUnsafeBytes { payload in
-                mosquitto_will_set_v5(
-                    mosq, will.topic, Int32(payload.count), payload.baseAddress, will.qos.rawValue, will.retain,
-                    properties)
-            }
-            if rc != MOSQ_ERR_SUCCESS.rawValue {
-                // On failure the list is still ours.
-                mosquitto_property_free_all(&properties)
-                throw MQTTError.mosquitto(rc, "setting the will on \(will.topic)")
-            }
-            // On success libmosquitto owns the property list.
-        }
+        try setVersion(configuration.version)
         if let username = configuration.username {
             try check(mosquitto_username_pw_set(mosq, username, configuration.password), "setting the username and password")
         }
@@ -52,6 +32,33 @@ extension MQTTClientCore {
         mosquitto_unsubscribe_v5_callback_set(mosq, MosquittoCallbacks.onUnsubscribe)
         mosquitto_publish_v5_callback_set(mosq, MosquittoCallbacks.onPublish)
         // The log callback is set per connection attempt, until the CONNACK (networkThreadMain).
+    }
+
+    /// Sets the protocol version of the next CONNECT, then the will (its properties are checked
+    /// against the version, and sent only with MQTT 5). At set-up, and on the network thread
+    /// before an attempt in another version (``VersionNegotiation``): never with a connection up.
+    func setVersion(_ version: MQTTVersion) throws(MQTTError) {
+        let protocolVersion = version == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311
+        let rc = mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, protocolVersion)
+        if rc != MOSQ_ERR_SUCCESS.rawValue { throw MQTTError.mosquitto(rc, errno: errno, "setting the protocol version") }
+        speaksMQTT5.store(version == .v5, ordering: .releasing)
+        guard let will = configuration.will else { return }
+        guard !will.topic.isEmpty, !will.topic.utf8.contains(0) else {
+            throw MQTTError(.invalidArgument, "the will topic must not be empty")
+        }
+        var properties: OpaquePointer?
+        if version == .v5 { properties = try will.properties.makePropertyList() }
+        let willRC = will.payload.withUnsafeBytes { payload in
+            mosquitto_will_set_v5(
+                mosq, will.topic, Int32(payload.count), payload.baseAddress, will.qos.rawValue, will.retain,
+                properties)
+        }
+        if willRC != MOSQ_ERR_SUCCESS.rawValue {
+            // On failure the list is still ours.
+            mosquitto_property_free_all(&properties)
+            throw MQTTError.mosquitto(willRC, "setting the will on \(will.topic)")
+        }
+        // On success libmosquitto owns the property list.
     }
 
     private func configureTLS(_ tls: MQTTTLSConfiguration) throws(MQTTError) {

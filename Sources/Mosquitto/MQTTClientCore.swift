@@ -47,6 +47,9 @@ final class MQTTClientCore: @unchecked Sendable {
     let logLinesSeen = Atomic<Int>(0)
     /// The `engine` profile's state; nil under `library` (and over TLS).
     let engine: EngineIO?
+    /// Whether the handle speaks MQTT 5 (properties go out) or 3.1.1: the configured version,
+    /// or the one ``VersionNegotiation`` chose. Changed only between connections.
+    let speaksMQTT5 = Atomic<Bool>(true)
 
     init(configuration: MQTTConfiguration) throws(MQTTError) {
         try configuration.validate()
@@ -79,7 +82,8 @@ final class MQTTClientCore: @unchecked Sendable {
         self.connectProperties = properties
         self.state = Mutex(
             MQTTConnectionStateMachine(
-                version: configuration.version, reconnectPolicy: configuration.reconnect,
+                version: configuration.version, fallsBack: configuration.fallsBackToV3_1_1,
+                reconnectPolicy: configuration.reconnect,
                 endpoint: "\(configuration.host):\(configuration.port)",
                 tlsConfigured: configuration.tls != nil,
                 clientCertificateConfigured: configuration.tls?.certificateFile != nil,
@@ -139,7 +143,7 @@ final class MQTTClientCore: @unchecked Sendable {
     /// throws for anything else.
     func send(_ publish: PublishTracker.PendingPublish, on mosq: OpaquePointer) throws(MQTTError) -> Int32 {
         var list: OpaquePointer?
-        if configuration.version == .v5 { list = try publish.properties.makePropertyList() }
+        if speaksMQTT5.load(ordering: .acquiring) { list = try publish.properties.makePropertyList() }
         defer { mosquitto_property_free_all(&list) }
         var messageID: Int32 = 0
         func queue() -> (Int32, Int32) {
@@ -194,10 +198,18 @@ final class MQTTClientCore: @unchecked Sendable {
     /// `disconnect()` was called (or `connect()` gave up): send DISCONNECT (MQTT 5 reason 0:
     /// the session is kept for its expiry and the will is not published), then keep turning
     /// until the socket closes, within the bound.
+    ///
+    /// Also ends, at once and without a DISCONNECT, an MQTT 5 CONNECT the broker left
+    /// unanswered while the version may still change (``VersionNegotiation``).
     func requestDisconnectIfAsked(_ turn: inout TurnState) {
-        guard turn.stopDeadline == nil, state.withLock({ $0.stopRequested }) else { return }
-        _ = mosquitto_disconnect(mosq)
-        turn.stopDeadline = .now + configuration.shutdownTimeout
+        guard turn.stopDeadline == nil else { return }
+        let (stop, unanswered) = state.withLock { ($0.stopRequested, $0.abandonsUnansweredConnect(now: .now)) }
+        if unanswered {
+            turn.stopDeadline = .now
+        } else if stop {
+            _ = mosquitto_disconnect(mosq)
+            turn.stopDeadline = .now + configuration.shutdownTimeout
+        }
     }
 
     /// The network thread: connects (always with `mosquitto_connect_bind_v5` and the
@@ -216,6 +228,7 @@ final class MQTTClientCore: @unchecked Sendable {
         let configuration = self.configuration
         let port = Int32(configuration.port)
         let keepAlive = Int32(configuration.keepAlive)
+        var appliedVersion = configuration.version
         attempts: while state.withLock({ $0.attemptStarting() }) == .connect {
             // Blocking: resolves the host name and connects TCP, then sends CONNECT. A
             // disconnect() meanwhile does not wait for it (see MQTTClient.disconnect()).
@@ -225,7 +238,16 @@ final class MQTTClientCore: @unchecked Sendable {
             // callback is set for the attempt and removed when the broker accepts it
             // (handleConnack).
             mosquitto_log_callback_set(mosq, MosquittoCallbacks.onLog)
-            var rc = mosquitto_connect_bind_v5(mosq, configuration.host, port, keepAlive, nil, connectProperties)
+            let version = state.withLock { $0.version }
+            if version != appliedVersion {
+                // VersionNegotiation chose the other version; setting it cannot fail for a
+                // handle that took the configured one, but a failure is that attempt's end.
+                do { try setVersion(version); appliedVersion = version } catch {
+                    state.withLock { $0.logged(problem: error.message) }
+                }
+            }
+            var rc = mosquitto_connect_bind_v5(
+                mosq, configuration.host, port, keepAlive, nil, appliedVersion == .v5 ? connectProperties : nil)
             var savedErrno = errno
             let connectFailed = rc != MOSQ_ERR_SUCCESS.rawValue
             if rc == MOSQ_ERR_SUCCESS.rawValue {

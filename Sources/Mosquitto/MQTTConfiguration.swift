@@ -138,6 +138,13 @@ public struct MQTTConfiguration: Sendable {
     /// the broker drops a larger message for this client instead of sending it, so no
     /// publisher can make it allocate more. `nil`: no limit but the protocol's 256 MB.
     public var maximumPacketSize: UInt32? = nil
+    /// With `version` `.v5`: when the broker shows it does not speak MQTT 5 (it refuses the
+    /// version, closes the connection before accepting it, or leaves the CONNECT unanswered
+    /// for 2 s), the client tries 3.1.1, and keeps whichever version a broker accepts first.
+    /// ``MQTTClient/protocolVersion`` and ``MQTTClient/versionFallbackReason`` say which and why.
+    /// A refused login or a TLS failure never makes it change. (amqtt and RabbitMQ before 3.13
+    /// speak only 3.1.1.)
+    public var fallsBackToV3_1_1 = false
     /// How reconnect attempts are spaced.
     public var reconnect: MQTTReconnectPolicy
     /// How long ``MQTTClient/connect()`` waits for the first CONNACK.

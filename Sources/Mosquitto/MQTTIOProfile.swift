@@ -149,7 +149,7 @@ extension MQTTClientCore {
         let inBatch = io.batchDepth.load(ordering: .acquiring) > 0
         let outcome: Bool? = io.direct.withLock { lane in
             guard lane.canAppend else { return nil }
-            lane.append(topic: topic, payload: payload, retain: retain, version: configuration.version)
+            lane.append(topic: topic, payload: payload, retain: retain, version: speaksMQTT5.load(ordering: .acquiring) ? .v5 : .v3_1_1)
             if inBatch { return false }
             lane.flush()
             return lane.pending > 0

@@ -47,7 +47,7 @@ enum MosquittoCallbacks {
             payload: payload,
             qos: MQTTQoS(rawValue: message.qos) ?? .atMostOnce,
             retain: message.retain,
-            properties: core.configuration.version == .v5 ? MQTTProperties(copying: properties) : .none)
+            properties: core.speaksMQTT5.load(ordering: .acquiring) ? MQTTProperties(copying: properties) : .none)
         core.yield(copied)
     }
 

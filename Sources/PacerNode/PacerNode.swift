@@ -281,13 +281,22 @@ struct MQTTConnectionService: Service {
                         }
                     } else {
                         lastLogged = now
+                        var hint = "is the broker running and is broker.url (--broker) right?"
+                        if configuration.broker.mqttVersion == "5", error.code == .timeout || error.code == .protocolError {
+                            hint = "if the broker speaks only MQTT 3.1.1, set broker.mqtt_version to 3.1.1 or auto (--mqtt-version)"
+                        }
                         logger.warning("broker not reachable; retrying", metadata: [
-                            "broker": "\(configuration.broker.url)", "error": "\(error)",
+                            "broker": "\(configuration.broker.url)", "error": "\(error)", "check": "\(hint)",
                             "retry_every": "\(Self.retryDelay)", "logged": "once a minute while it lasts"])
                     }
                     try await Task.sleep(for: Self.retryDelay)
                 }
             }
+        }
+        if let reason = client.versionFallbackReason {
+            logger.notice("speaking MQTT 3.1.1: \(reason); MQTT 5's extras (response topics) are off, replies go to <base>/reply. broker.mqtt_version: 3.1.1 (--mqtt-version 3.1.1) skips the MQTT 5 attempt")
+        } else if configuration.broker.mqttVersion == "auto" {
+            logger.info("speaking MQTT 5", metadata: ["broker": "\(configuration.broker.url)"])
         }
         let b = configuration.broker
         logger.notice("ready: watch with `mosquitto_sub -h \(b.host) -p \(b.port) -t '\(topics.base)/#' -v`, command with `mosquitto_pub -h \(b.host) -p \(b.port) -t \(topics.base)/timers/<id>/cmd -m start`")

@@ -37,8 +37,8 @@ public struct BrokerSettings: Sendable, Equatable {
     public var certificateFile: String?
     public var keyFile: String?
     public var verifyHostname = true
-    /// `"5"` (default) or `"3.1.1"`.
-    public var mqttVersion = "5"
+    /// `"auto"` (default: MQTT 5, and 3.1.1 when the broker will not speak 5), `"5"` or `"3.1.1"`.
+    public var mqttVersion = "auto"
     public var keepAliveSeconds = 30
     /// Stable client id so the broker keeps our session; default `pacer-<node>`.
     public var clientID: String?
