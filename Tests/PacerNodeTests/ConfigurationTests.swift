@@ -40,7 +40,9 @@ import Testing
         #expect(config.nodeID == "gym-pi")
         #expect(config.baseTopic == "pacer/gym-pi")
         #expect(config.broker.url == "mqtt://127.0.0.1:1883")
-        #expect(config.broker.mqttVersion == "5")
+        #expect(config.broker.mqttVersion == "auto")
+        let mqtt = config.mqttConfiguration(clientID: "c", will: nil, cleanStart: true)
+        #expect(mqtt.version == .v5 && mqtt.fallsBackToV3_1_1, "auto: MQTT 5 first, 3.1.1 when the broker will not speak it")
         #expect(config.brokerConfigured == false)
         #expect(config.clientID == "pacer-gym-pi")
     }
