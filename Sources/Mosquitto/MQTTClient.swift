@@ -78,6 +78,14 @@ public final class MQTTClient: @unchecked Sendable {
     /// ``MQTTConfiguration/fallsBackToV3_1_1``, the one the broker accepted.
     public var protocolVersion: MQTTVersion { core.state.withLock { $0.version } }
 
+    /// Before ``connect()``, with ``MQTTConfiguration/fallsBackToV3_1_1``: starts with the
+    /// version `other` (a client of the same broker) settled on, and its reason, instead of
+    /// trying MQTT 5 again. Does nothing otherwise.
+    public func startNegotiation(like other: MQTTClient) {
+        let (version, reason) = other.core.state.withLock { ($0.version, $0.negotiation.fallbackReason) }
+        core.state.withLock { $0.startNegotiation(at: version, because: reason) }
+    }
+
     /// Why the client speaks MQTT 3.1.1 although it tried 5 first (``MQTTConfiguration/fallsBackToV3_1_1``); nil otherwise.
     public var versionFallbackReason: String? {
         core.state.withLock { $0.version == .v3_1_1 ? $0.negotiation.fallbackReason : nil }

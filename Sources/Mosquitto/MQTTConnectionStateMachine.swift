@@ -584,6 +584,12 @@ struct MQTTConnectionStateMachine {
         publishes.publishFoundNoConnection(publish, generation: generation, link: publishLink)
     }
 
+    /// See ``MQTTClient/startNegotiation(like:)``: only before the first connect.
+    mutating func startNegotiation(at version: MQTTVersion, because reason: String?) {
+        guard case .idle = state, acceptedConnections == 0 else { return }
+        negotiation.start(at: version, because: reason)
+    }
+
     /// The thread serving the connection, at each turn: whether to end a CONNECT the broker
     /// left unanswered, so that the next attempt speaks 3.1.1 (``VersionNegotiation``).
     mutating func abandonsUnansweredConnect(now: ContinuousClock.Instant) -> Bool {

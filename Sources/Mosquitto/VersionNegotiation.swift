@@ -37,6 +37,13 @@ struct VersionNegotiation: Equatable {
         isOpen = fallsBack && version == .v5
     }
 
+    /// While still open: the next CONNECT speaks `version` (3.1.1: no MQTT 5 attempt first).
+    mutating func start(at version: MQTTVersion, because reason: String?) {
+        guard isOpen, version != self.version else { return }
+        self.version = version
+        fallbackReason = version == .v3_1_1 ? reason : nil
+    }
+
     /// The CONNECT went out at `now`.
     mutating func connectSent(at now: ContinuousClock.Instant) {
         sentAt = isOpen && version == .v5 ? now : nil

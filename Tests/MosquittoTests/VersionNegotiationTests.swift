@@ -139,6 +139,21 @@ struct VersionNegotiationTests {
         #expect(end.retryDelay != nil && end.retryDelay != .zero)
         #expect(state.version == .v5 && state.negotiation.fallbackReason == nil && state.negotiation.isOpen)
     }
+
+    @Test("a second connection to the same broker starts at the version the first settled on, only before it connects")
+    func startLikeAnother() {
+        var plain = machine()
+        plain.startNegotiation(at: .v3_1_1, because: "the broker closed the connection without accepting the MQTT 5 CONNECT")
+        #expect(plain.version == .v3_1_1 && plain.negotiation.fallbackReason?.contains("closed") == true)
+        sent(&plain)
+        _ = plain.connackReceived(reasonCode: 0, sessionPresent: false)
+        plain.startNegotiation(at: .v5, because: nil)
+        #expect(plain.version == .v3_1_1, "settled: kept")
+
+        var fixed = machine(fallsBack: false)
+        fixed.startNegotiation(at: .v3_1_1, because: "x")
+        #expect(fixed.version == .v5, "a configured version is not negotiated")
+    }
 }
 
 private let MOSQ_CONN_REFUSED: Int32 = 5
