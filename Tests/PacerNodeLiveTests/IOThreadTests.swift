@@ -3,8 +3,8 @@ import PacerCore
 import PacerTestSupport
 import Testing
 
-/// `broker.io_thread: library`: libmosquitto's own loop (`mosquitto_loop`) on each client's network
-/// thread does the sockets' I/O (the canonical sequence) instead of the engine's thread (the
+/// `broker.io_thread: library`: each client's network thread serves its connection in the client's
+/// loop (the `library` profile: poll, then libmosquitto's read, write and keep-alive) and does the sockets' I/O (the canonical sequence) instead of the engine's thread (the
 /// `engine` profile, which every other node test runs). The node works the same: commands are
 /// answered, states and per-second values published, a run ends.
 @Suite("The broker connection on libmosquitto's own thread (broker.io_thread: library)")
