@@ -63,7 +63,7 @@ stage=$(mktemp -d "${TMPDIR:-/tmp}/pacer-deb.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
 pkg=$stage/pkg
 install -d -m 0755 "$pkg/DEBIAN" "$pkg/usr/bin" "$pkg/lib/systemd/system" "$pkg/etc/pacer" \
-  "$pkg/usr/share/pacer/dashboard" "$pkg/usr/share/pacer/mosquitto" "$pkg/usr/share/doc/pacer"
+  "$pkg/usr/share/pacer/dashboard" "$pkg/usr/share/pacer/mosquitto" "$pkg/usr/share/pacer/lighttpd" "$pkg/usr/share/doc/pacer"
 
 install -m 0755 "$binary" "$pkg/usr/bin/pacer"
 strip_bin=$(command -v strip || true)
@@ -73,6 +73,11 @@ sed 's#/usr/local/bin/pacer#/usr/bin/pacer#g' "$here/pacer.service" > "$pkg/lib/
 chmod 0644 "$pkg/lib/systemd/system/pacer.service"
 install -m 0644 "$here/pacer.yaml" "$pkg/etc/pacer/pacer.yaml"
 install -m 0755 "$here/install.sh" "$pkg/usr/share/pacer/install.sh"
+# The page's web server and its certificates, for install.sh --broker-only.
+install -m 0755 "$here/make-cert.sh" "$pkg/usr/share/pacer/make-cert.sh"
+for f in pacer.conf pacer-https.conf lighttpd.service.d-pacer.conf; do
+  install -m 0644 "$here/lighttpd/$f" "$pkg/usr/share/pacer/lighttpd/$f"
+done
 # journald's settings for an SD card: not applied by the package (docs/deployment.md says how).
 install -m 0644 "$here/journald-pacer.conf" "$pkg/usr/share/pacer/journald-pacer.conf"
 for f in pacer.conf acl.example bridge.example.conf; do
@@ -105,7 +110,7 @@ Section: misc
 Priority: optional
 Installed-Size: $installed_kb
 Depends: libmosquitto1, libsqlite3-0, libasound2, libc6, libstdc++6, libgcc-s1, passwd
-Recommends: mosquitto
+Recommends: mosquitto, lighttpd, lighttpd-mod-openssl, openssl
 Suggests: sqlite3, mosquitto-clients
 Description: headless MQTT timer node for gyms and homes
  Pacer runs interval, rest, countdown and stopwatch timers, publishes their state
@@ -115,7 +120,8 @@ Description: headless MQTT timer node for gyms and homes
  The package installs the service (enabled and started where systemd runs), a
  default configuration in /etc/pacer/pacer.yaml and the wall-clock dashboard in
  /usr/share/pacer/dashboard. To let the gym's network in (the broker's WebSocket
- listener, passwords, ACL): sudo /usr/share/pacer/install.sh --broker-only
+ listener, passwords, ACL; lighttpd serving the page over HTTP and HTTPS with a
+ local certificate authority): sudo /usr/share/pacer/install.sh --broker-only
 EOF
 echo /etc/pacer/pacer.yaml > "$pkg/DEBIAN/conffiles"
 
@@ -178,7 +184,17 @@ if [ "$1" = purge ]; then
     fi
     # The configuration written by install.sh --broker-only, the database, the user.
     rm -f /etc/pacer/pacer.env /etc/pacer/mqtt-password /etc/pacer/pacer.yaml.dist /etc/pacer/.defaults.sha256
+    rm -rf /etc/pacer/tls
     rmdir /etc/pacer 2>/dev/null || true
+    # lighttpd back to Debian's own configuration.
+    if [ -f /etc/systemd/system/lighttpd.service.d/pacer.conf ]; then
+        rm -f /etc/systemd/system/lighttpd.service.d/pacer.conf /etc/lighttpd/pacer.conf /etc/lighttpd/pacer.conf.dist
+        rmdir /etc/systemd/system/lighttpd.service.d 2>/dev/null || true
+        if [ -d /run/systemd/system ]; then
+            systemctl --system daemon-reload >/dev/null || true
+            systemctl try-restart lighttpd.service || true
+        fi
+    fi
     rm -rf /var/lib/pacer /var/lib/private/pacer
     rm -f /etc/mosquitto/conf.d/pacer.conf.removed /etc/mosquitto/conf.d/pacer.conf.dist \
         /etc/mosquitto/pacer.acl /etc/mosquitto/pacer.acl.dist

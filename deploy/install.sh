@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # Installs Pacer on Raspberry Pi OS / Debian bookworm (arm64 or x86-64): the apt packages,
 # the binary (built here in release mode, or given with --binary), a default configuration,
-# the systemd unit, the wall-clock dashboard, the mosquitto configuration with passwords and
-# ACL, journald's settings for an SD card, a system user and the state directory; then enables
-# and starts the service.
+# the systemd unit, the wall-clock dashboard served by lighttpd over HTTP and HTTPS (a local
+# certificate authority and a certificate for this machine: deploy/make-cert.sh), the mosquitto
+# configuration with passwords and ACL, journald's settings for an SD card, a system user and
+# the state directory; then enables and starts the services.
 # Safe to run again (an upgrade is the same command). See docs/deployment.md.
 #
 #   sudo deploy/install.sh                      build and install
 #   sudo deploy/install.sh --binary ./pacer     install this binary instead of building
 #   sudo deploy/install.sh --no-broker          leave mosquitto alone (another broker)
+#   sudo deploy/install.sh --no-https           the page over HTTP only (no certificates)
+#   sudo deploy/install.sh --no-web             leave lighttpd alone (serve the page yourself)
 #   sudo deploy/install.sh --no-journald        leave journald's settings alone
-#   sudo deploy/install.sh --broker-only        only the mosquitto part (after the .deb)
+#   sudo deploy/install.sh --sound              open the sound devices to the service (also done
+#                                               when the configuration plays cues on a device)
+#   sudo deploy/install.sh --broker-only        only the mosquitto and lighttpd parts (after the .deb)
 #   sudo deploy/install.sh --uninstall [--purge]
 #   deploy/install.sh --dry-run ...             print every step, change nothing
 #   deploy/install.sh --root DIR ...            install into DIR (tests; also DESTDIR=DIR)
@@ -25,7 +30,8 @@ note() { echo "install.sh: $*"; }
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=${DESTDIR:-/}
-binary='' dry=false mode=install purge=false broker=true journald=true
+binary='' dry=false mode=install purge=false broker=true journald=true web=true https=true
+sound=auto  # sound: auto (set up when the configuration plays on a device) or yes (--sound)
 
 while (($#)); do
   case $1 in
@@ -39,6 +45,9 @@ while (($#)); do
     --broker-only) mode=broker ;;
     --no-broker) broker=false ;;
     --no-journald) journald=false ;;
+    --no-https) https=false ;;
+    --no-web) web=false ;;
+    --sound) sound=yes ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac
@@ -84,6 +93,8 @@ unit_src=$here/pacer.service
 config_src=$here/pacer.yaml
 mosq_src=$here/mosquitto
 journald_src=$here/journald-pacer.conf
+web_src=$here/lighttpd
+make_cert=$here/make-cert.sh
 dash_src=$here/../examples/dashboard
 [[ -d $here/dashboard ]] && dash_src=$here/dashboard
 docs_src=()
@@ -102,6 +113,12 @@ mosq_passwd=$R/etc/mosquitto/passwd
 node_password=$etc/mqtt-password
 node_env=$etc/pacer.env
 journald_dst=$R/etc/systemd/journald.conf.d/pacer.conf
+tls=$etc/tls
+web_conf=$R/etc/lighttpd/pacer.conf
+web_dropin=$R/etc/systemd/system/lighttpd.service.d/pacer.conf
+# The page's ports (lighttpd) and the broker's WebSocket listener it passes /mqtt on to
+# (deploy/mosquitto/pacer.conf).
+http_port=80 https_port=443 ws_port=9001
 
 # The ids of a user and group in R's /etc/passwd and /etc/group (names would resolve on the
 # host, which is not R's).
@@ -195,6 +212,8 @@ check_system() {
 apt_packages() {
   local wanted=(libmosquitto1 libsqlite3-0 libasound2 sqlite3)
   $broker && wanted+=(mosquitto mosquitto-clients)
+  $web && wanted+=(lighttpd)
+  $web && $https && wanted+=(lighttpd-mod-openssl openssl)
   [[ -z $binary && $mode == install ]] && wanted+=(libmosquitto-dev libsqlite3-dev libasound2-dev pkg-config git)
   step "apt packages: ${wanted[*]}"
   if ! $live; then echo "   skipped: installing into $R (apt acts on this machine only)"; return; fi
@@ -343,6 +362,54 @@ setup_broker() {
   fi
 }
 
+# The page: lighttpd with /etc/lighttpd/pacer.conf (deploy/lighttpd/pacer.conf, and
+# pacer-https.conf with the certificate of make-cert.sh unless --no-https), started by Debian's
+# lighttpd.service through a drop-in. docs/deployment.md, "The page: lighttpd, HTTPS".
+setup_web() {
+  step "lighttpd: ${web_conf#"$R"}, ${web_dropin#"$R"}$($https && echo ", ${tls#"$R"}")"
+  local before=$changes
+  if $https; then
+    # The authority once (kept on every run: phones trust it), the server's certificate again
+    # when this machine's name or addresses changed or it nears its end.
+    if $dry; then
+      echo "+ $make_cert --dir ${tls}"
+    else
+      local out
+      out=$(bash "$make_cert" --dir "$tls") || die "no certificate for HTTPS (above); --no-https installs the page over HTTP only"
+      sed 's/^/   /' <<<"$out"
+      if grep -q "made" <<<"$out"; then echo "+ (certificates made in ${tls#"$R"})"; changes=$((changes + 1)); fi
+    fi
+  fi
+  local conf_tmp
+  conf_tmp=$(mktemp)
+  { sed -e "s#@WWW@#/usr/share/pacer/dashboard#" -e "s#@BIND@#0.0.0.0#g" -e "s/@HTTP_PORT@/$http_port/" \
+        -e "s/@WS_PORT@/$ws_port/" -e "s#@CA@#/etc/pacer/tls/ca.crt#" "$web_src/pacer.conf"
+    if $https; then
+      sed -e "s#@BIND@#0.0.0.0#g" -e "s/@HTTPS_PORT@/$https_port/" -e "s#@CERT@#/etc/pacer/tls/server.crt#" \
+          -e "s#@KEY@#/etc/pacer/tls/server.key#" "$web_src/pacer-https.conf"
+    fi
+  } > "$conf_tmp"
+  ensure_dir 0755 "" "$(dirname "$web_conf")"
+  install_conffile 0644 "" "$conf_tmp" "$web_conf"
+  rm -f "$conf_tmp"
+  if ! $dry && command -v lighttpd >/dev/null && [[ -z $R ]]; then
+    lighttpd -tt -f "$web_conf" >/dev/null || die "lighttpd refuses ${web_conf} (above)"
+  fi
+  ensure_dir 0755 "" "$(dirname "$web_dropin")"
+  install_file 0644 "" "$web_src/lighttpd.service.d-pacer.conf" "$web_dropin"
+  if $services; then
+    if ((changes > before)); then run "$systemctl" daemon-reload; fi
+    "$systemctl" is-enabled --quiet lighttpd.service || run "$systemctl" enable lighttpd.service
+    if ((changes > before)) || ! "$systemctl" is-active --quiet lighttpd; then
+      run "$systemctl" restart lighttpd || die "lighttpd did not start with ${web_conf}: journalctl -u lighttpd -n 30"
+    else
+      echo "   lighttpd runs with this configuration already"
+    fi
+  else
+    echo "   not restarted: systemd is not running here; on the Pi: sudo systemctl daemon-reload && sudo systemctl restart lighttpd"
+  fi
+}
+
 # journald: a persistent journal of bounded size (a drop-in; docs/deployment.md, "SD cards").
 setup_journald() {
   step "journald: ${journald_dst#"$R"}"
@@ -358,6 +425,48 @@ setup_journald() {
     echo "   not restarted: systemd is not running here; on the Pi: sudo systemctl restart systemd-journald"
   fi
 }
+
+# ---- sound (self-contained): the unit keeps devices closed; a drop-in opens the sound devices.
+# Installed with --sound, or when the installed configuration plays cues on an ALSA device (as
+# `pacer check-config` reads it: "sound on (ALSA device …)"). Never removed but by --uninstall.
+sound_dropin_src=$here/pacer-sound.conf
+sound_dropin_dst=$R/etc/systemd/system/pacer.service.d/sound.conf
+
+# Whether the configuration at $1 plays its cues on a device, read by the pacer binary $2.
+config_plays_sound() {
+  [[ -f $1 && -x $2 ]] || return 1
+  "$2" check-config "$1" 2>/dev/null | grep -q '^  sound on (ALSA device '
+}
+
+setup_sound() {
+  step "sound: ${sound_dropin_dst#"$R"}"
+  local why='' bin=$bin_dst
+  [[ -x $bin ]] || bin=$binary  # a dry run installs no binary
+  if [[ $sound == yes ]]; then why='asked (--sound)'
+  elif config_plays_sound "$etc/pacer.yaml" "$bin"; then why='the configuration plays cues on a device'
+  elif $dry && [[ ! -f $etc/pacer.yaml ]] && config_plays_sound "$config_src" "$bin"; then why='the configuration plays cues on a device'
+  fi
+  if [[ -z $why ]]; then
+    if [[ -f $sound_dropin_dst ]]; then echo "   kept (installed before)"
+    else echo "   not needed: the configuration plays no cues on a device (--sound sets it up anyway)"
+    fi
+    return 0
+  fi
+  echo "   $why"
+  ensure_dir 0755 "" "$(dirname "$sound_dropin_dst")"
+  install_file 0644 "" "$sound_dropin_src" "$sound_dropin_dst"
+  # The group that owns /dev/snd/* (SupplementaryGroups=audio): Debian makes it; a --root may lack it.
+  if [[ -f $R/etc/group && -z $(gid_of audio) ]]; then note "warning: no group 'audio' in ${R:-/}etc/group: the sound devices stay closed to the service"; fi
+  echo "   check it: sudo systemctl stop pacer && sudo pacer sound test --config /etc/pacer/pacer.yaml; then sudo systemctl start pacer"
+}
+
+uninstall_sound() {
+  local f=$sound_dropin_dst
+  if [[ -e $f || -L $f ]]; then run rm -f "$f"; fi
+  if ! $dry && [[ -d $(dirname "$f") && -z $(ls -A "$(dirname "$f")") ]]; then run rmdir "$(dirname "$f")"; fi
+  return 0
+}
+# ---- end of sound
 
 start_service() {
   step "enabling and starting pacer.service"
@@ -395,7 +504,14 @@ summary() {
   cat <<MSG
 
 Pacer is installed.
-  Wall clock (any browser on the gym's network): http://$host.local:9001/${ip:+   or http://$ip:9001/}
+MSG
+  if $web; then
+    echo "  Wall clock (any browser on the gym's network): http://$host.local/${ip:+   or http://$ip/}"
+    if $https; then
+      echo "  The coach's app (HTTPS): https://$host.local/   (phones trust the CA first: http://$host.local/pacer-ca.crt, docs/dashboard.md)"
+    fi
+  fi
+  cat <<MSG
   Configuration: /etc/pacer/pacer.yaml (then: sudo systemctl restart pacer)
   A coach account to command timers:  sudo mosquitto_passwd /etc/mosquitto/passwd coach
                                        && sudo systemctl reload mosquitto
@@ -409,11 +525,18 @@ uninstall() {
   else
     echo "   skipped: systemd is not running here"
   fi
-  step "removing the binary, unit, dashboard, documentation, mosquitto snippet and journald drop-in"
-  local f journald_changed=false
+  step "removing the binary, unit, dashboard, documentation, sound drop-in, mosquitto snippet, lighttpd files and journald drop-in"
+  local f journald_changed=false web_changed=false
   for f in "$bin_dst" "$unit_dst" "$mosq_conf" "$mosq_conf.dist" "$etc/pacer.yaml.dist"; do
     if [[ -e $f || -L $f ]]; then run rm -f "$f"; fi
   done
+  for f in "$web_conf" "$web_conf.dist" "$web_dropin"; do
+    if [[ -e $f || -L $f ]]; then run rm -f "$f"; web_changed=true; fi
+  done
+  forget_sum "$web_conf"
+  if $web_changed && ! $dry && [[ -d $(dirname "$web_dropin") && -z $(ls -A "$(dirname "$web_dropin")") ]]; then
+    run rmdir "$(dirname "$web_dropin")"
+  fi
   # The journald drop-in only when this script installed it (its default is on record).
   if [[ -n $(installed_sum "$journald_dst") ]]; then
     for f in "$journald_dst" "$journald_dst.dist"; do
@@ -427,13 +550,16 @@ uninstall() {
   for f in "$share" "$doc_dst"; do
     if [[ -e $f ]]; then run rm -rf "$f"; fi
   done
+  uninstall_sound
   if $services; then
     run "$systemctl" daemon-reload
     if "$systemctl" is-active --quiet mosquitto; then run "$systemctl" restart mosquitto; fi
+    # Back to Debian's own configuration (its placeholder page on port 80).
+    if $web_changed && "$systemctl" is-active --quiet lighttpd; then run "$systemctl" restart lighttpd || true; fi
     if $journald_changed; then run "$systemctl" restart systemd-journald || true; fi
   fi
   if ! $purge; then
-    note "kept /etc/pacer (configuration), /var/lib/pacer (timers, history), ${mosq_acl#"$R"} and the broker account 'pacer'; --purge removes them too"
+    note "kept /etc/pacer (configuration, the certificate authority in /etc/pacer/tls), /var/lib/pacer (timers, history), ${mosq_acl#"$R"} and the broker account 'pacer'; --purge removes them too"
     return
   fi
   step "purging configuration, data, broker account and user"
@@ -461,6 +587,8 @@ case $mode in
     install_files
     if $journald; then setup_journald; else step "journald: left alone (--no-journald)"; fi
     if $broker; then setup_broker; else step "mosquitto: left alone (--no-broker)"; fi
+    if $web; then setup_web; else step "lighttpd: left alone (--no-web)"; fi
+    setup_sound
     start_service
     summary
     ;;
@@ -469,8 +597,9 @@ case $mode in
     apt_packages
     create_user
     setup_broker
+    if $web; then setup_web; else step "lighttpd: left alone (--no-web)"; fi
     if $services; then run "$systemctl" restart pacer.service || true; fi
-    $dry || note "broker configured; the wall clock: http://$(hostname).local:9001/"
+    $dry || note "broker configured; the wall clock: http://$(hostname).local/$($web && $https && echo " (HTTPS: https://$(hostname).local/)")"
     ;;
   uninstall)
     uninstall

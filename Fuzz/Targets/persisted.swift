@@ -1,9 +1,7 @@
 // libFuzzer target `persisted`: a timer row read back from the database, as a restore reads
-// it: PacerCore's persisted reader first, then (as NodeEngine's restore does for a row that
-// reader refuses) Foundation's JSONDecoder with TimerMachine's Codable. A row is the node's
-// own, but an SD card can damage one: neither reader may trap on any bytes, and a machine
-// either reads must advance and snapshot.
-import Foundation
+// it: PacerCore's persisted reader, the node's only one. A row is the node's own, but an SD
+// card can damage one: the reader may not trap on any bytes, and a machine it reads must
+// advance and snapshot.
 import PacerCore
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -11,9 +9,6 @@ public func fuzzPersisted(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     var machines: [TimerMachine] = []
     if let json = try? JSONValue.parse(bytes), let machine = try? TimerMachine(persisted: json) {
-        machines.append(machine)
-    }
-    if let machine = try? JSONDecoder().decode(TimerMachine.self, from: Data(bytes)) {
         machines.append(machine)
     }
     for var machine in machines {

@@ -54,14 +54,12 @@ public final class MQTTHostedLoop: @unchecked Sendable {
     }
 
     let core: MQTTClientCore
-    let io: EngineIO
     var turnState: MQTTClientCore.TurnState
     private let outcome = Mutex<Outcome?>(nil)
     private let handBack = DispatchSemaphore(value: 0)
 
-    init(core: MQTTClientCore, io: EngineIO, turnState: MQTTClientCore.TurnState) {
+    init(core: MQTTClientCore, turnState: MQTTClientCore.TurnState) {
         self.core = core
-        self.io = io
         self.turnState = turnState
     }
 
@@ -69,7 +67,7 @@ public final class MQTTHostedLoop: @unchecked Sendable {
     /// the client's wake-up pipe (written when an API call queued a packet or asked to
     /// disconnect) to `set`, each under the role `role` gives it.
     public func addDescriptors<Role>(to set: inout PollSet<Role>, as role: (MQTTConnectionDescriptor) -> Role) {
-        let (socket, wakeUp) = core.pollDescriptors(io)
+        let (socket, wakeUp) = core.pollDescriptors()
         set.add(role(.socket), fd: socket.fd, events: socket.events)
         set.add(role(.wakeUp), fd: wakeUp.fd, events: wakeUp.events)
     }
@@ -88,7 +86,7 @@ public final class MQTTHostedLoop: @unchecked Sendable {
     public func turn<Role>(after set: PollSet<Role>, as role: (MQTTConnectionDescriptor) -> Role) -> Bool {
         let socketEvents = set.readiness(of: role(.socket)), wakeEvents = set.readiness(of: role(.wakeUp))
         guard socketEvents != 0 || wakeEvents != 0 || millisecondsToNextTurn() == 0 else { return true }
-        guard let end = core.hostedTurn(io, socketEvents: socketEvents, wakeEvents: wakeEvents, &turnState) else { return true }
+        guard let end = core.hostedTurn(socketEvents: socketEvents, wakeEvents: wakeEvents, &turnState) else { return true }
         finish(.ended(rc: end.rc, errno: end.errno))
         return false
     }

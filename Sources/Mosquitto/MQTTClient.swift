@@ -257,7 +257,7 @@ public final class MQTTClient: @unchecked Sendable {
     /// one instant (a node's per-second values): one thread hand-off instead of one per
     /// message. Order is kept; a publish of another task during the batch waits for its end
     /// (or for the network thread's next wake-up). Batches may nest; every begin needs its
-    /// end. Under the `library` profile (`mosquitto_loop` wakes on every packet) it changes nothing.
+    /// end. Under the `library` profile (every packet wakes the network thread) it changes nothing.
     public func beginPublishBatch() {
         core.beginBatch()
     }

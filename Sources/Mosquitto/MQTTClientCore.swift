@@ -50,12 +50,19 @@ final class MQTTClientCore: @unchecked Sendable {
     /// Whether the handle speaks MQTT 5 (properties go out) or 3.1.1: the configured version,
     /// or the one ``VersionNegotiation`` chose. Changed only between connections.
     let speaksMQTT5 = Atomic<Bool>(true)
+    /// Wakes the thread serving the connection from its poll (MQTTClientCore+Loop.swift).
+    let wakePipe: WakePipe
 
     init(configuration: MQTTConfiguration) throws(MQTTError) {
         try configuration.validate()
         guard MosquittoLibrary.initResult == MOSQ_ERR_SUCCESS.rawValue else {
             throw MQTTError.mosquitto(MosquittoLibrary.initResult, "initialising libmosquitto")
         }
+        guard let wakePipe = WakePipe() else {
+            let code = errno
+            throw MQTTError(.other, "cannot make the network thread's wake-up pipe: \(String(cString: strerror(code))) (errno \(code))")
+        }
+        self.wakePipe = wakePipe
         // clean_session is libmosquitto's name for clean start (used for MQTT 5 too).
         guard let handle = mosquitto_new(configuration.clientID, configuration.cleanStart, nil) else {
             let code = errno
@@ -182,7 +189,7 @@ final class MQTTClientCore: @unchecked Sendable {
 
     func wakeNetworkThread() {
         wakeUp.signal()
-        engine?.wake()
+        wakePipe.wake()
     }
 
     /// What a served connection carries from one turn to the next (the network thread's, or
@@ -223,7 +230,9 @@ final class MQTTClientCore: @unchecked Sendable {
     /// thread also exits silently on some errors (`MOSQ_ERR_EAI`, `MOSQ_ERR_TLS`, a
     /// refused MQTT 5 CONNACK) with nothing to observe. Running the loop on our own thread
     /// (`mosquitto_threaded_set(true)`, the documented mode for that) fixes both: every
-    /// CONNECT carries the session expiry, and the thread's end is always seen.
+    /// CONNECT carries the session expiry, and the thread's end is always seen. The loop is
+    /// our poll, not `mosquitto_loop` (whose select() refuses descriptors from 1024 on, as
+    /// `mosquitto_loop_forever`'s and `mosquitto_loop_start`'s): MQTTClientCore+Loop.swift.
     private func networkThreadMain() {
         let configuration = self.configuration
         let port = Int32(configuration.port)
@@ -289,38 +298,23 @@ final class MQTTClientCore: @unchecked Sendable {
         for waiter in exit.exitWaiters { waiter.fulfil(()) }
     }
 
-    /// Serves one connection until it ends. `library`: `mosquitto_loop` here. `engine`: on the
-    /// loop host's thread when one is set and takes it (``MQTTLoopHost``), else, or from the
-    /// moment the host stops, our own poll here. Returns the result and errno that ended it.
+    /// Serves one connection until it ends, in our loop's turns (`pollTurn`,
+    /// MQTTClientCore+Loop.swift) on this thread; under `engine`, on the loop host's thread
+    /// when one is set and takes it (``MQTTLoopHost``), and here from the moment the host stops.
+    /// Returns the result and errno that ended it.
     private func serveConnection() -> (rc: Int32, errno: Int32) {
         var turn = TurnState()
-        if let io = engine {
-            if let host = io.loopHost.withLock({ $0.host }) {
-                let hosted = MQTTHostedLoop(core: self, io: io, turnState: turn)
-                if host.adopt(hosted) {
-                    switch hosted.waitForHandBack() {
-                    case .ended(let rc, let errno): return (rc, errno)
-                    case .released: turn = hosted.turnState
-                    }
+        if let io = engine, let host = io.loopHost.withLock({ $0.host }) {
+            let hosted = MQTTHostedLoop(core: self, turnState: turn)
+            if host.adopt(hosted) {
+                switch hosted.waitForHandBack() {
+                case .ended(let rc, let errno): return (rc, errno)
+                case .released: turn = hosted.turnState
                 }
-            }
-            while true {
-                if let end = ownPollTurn(io, &turn) { return end }
             }
         }
         while true {
-            requestDisconnectIfAsked(&turn)
-            let rc = mosquitto_loop(mosq, 1000, 1)
-            let savedErrno = errno
-            if rc != MOSQ_ERR_SUCCESS.rawValue { return (rc, savedErrno) }
-            flushKeptPublishes()
-            // What the socket did not take stays queued in libmosquitto: the write backlog.
-            if !mosquitto_want_write(mosq) {
-                backlogSinceNs.store(0, ordering: .releasing)
-            } else if backlogSinceNs.load(ordering: .acquiring) == 0 {
-                backlogSinceNs.store(DispatchTime.now().uptimeNanoseconds, ordering: .releasing)
-            }
-            if let stop = turn.stopDeadline, ContinuousClock.now >= stop { return (rc, savedErrno) }
+            if let end = pollTurn(&turn) { return end }
         }
     }
 

@@ -601,7 +601,7 @@ struct MQTTConnectionStateMachine {
         }
     }
 
-    /// The network thread, after each `mosquitto_loop` call: the kept publishes to send now,
+    /// The serving thread, after each turn of the loop: the kept publishes to send now,
     /// in order (then it asks again), or nothing, which ends the flush. A flush starts at a
     /// CONNACK and is taken only after the loop call that handled it has returned, that is
     /// after libmosquitto resent the older messages it kept itself, so nothing newer

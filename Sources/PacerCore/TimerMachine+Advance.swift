@@ -45,6 +45,8 @@ extension TimerMachine {
                 finished.finishedAtMs = dismissAt
                 finished.reason = .autoDismissed
                 out.append(finished)
+                // `after_ack: ready`: back to idle at its full duration, in the same change.
+                if state == .idle { out.append(event(.reset, due: dismissAt, index: 0, phase: .idle)) }
             }
         }
         advancedToMs = max(advancedToMs, now)
@@ -188,6 +190,21 @@ extension TimerMachine {
     /// counting down, to its start when counting up). Nil when nothing will change by
     /// itself (idle, paused, finished, cancelled).
     public func nextDeadline(after now: Millis) -> Millis? {
+        nextChange(after: now, flips: true)
+    }
+
+    // MARK: Events ahead
+
+    /// The next instant after `now` at which an event may fall due if only time passes: a
+    /// scheduled start, a segment's end, a countdown or halfway cue, an alert or an
+    /// auto-dismiss. Unlike `nextDeadline(after:)` it skips the displayed second's flips, so a
+    /// caller looking for what sounds next does not step through every second.
+    public func nextEventDue(after now: Millis) -> Millis? {
+        nextChange(after: now, flips: false)
+    }
+
+    /// `nextDeadline` (with the flips) and `nextEventDue` (without).
+    private func nextChange(after now: Millis, flips: Bool) -> Millis? {
         let (state, _) = projected(to: now)
         switch state {
         case .idle, .paused, .finished, .cancelled:
@@ -201,12 +218,14 @@ extension TimerMachine {
                 if instant > now && instant < next { next = instant }
             }
             let end = run.endMs
-            if program.countsUp || end == nil {
-                let elapsed = now - run.segmentStartMs
-                consider(run.segmentStartMs + (floorDivide(elapsed, 1000) + 1) * 1000)
-            } else if let end {
-                let left = end - now
-                consider(end - (ceilDivide(left, 1000) - 1) * 1000)
+            if flips {
+                if program.countsUp || end == nil {
+                    let elapsed = now - run.segmentStartMs
+                    consider(run.segmentStartMs + (floorDivide(elapsed, 1000) + 1) * 1000)
+                } else if let end {
+                    let left = end - now
+                    consider(end - (ceilDivide(left, 1000) - 1) * 1000)
+                }
             }
             if let end { consider(end) }
             if !run.halfwayDone, let halfway = halfwayDue(run) { consider(halfway) }
@@ -217,5 +236,13 @@ extension TimerMachine {
             let nextAlert = since + (floorDivide(now - since, alertIntervalMs) + 1) * alertIntervalMs
             return min(nextAlert, dismissAt)
         }
+    }
+
+    /// The events that fall due at `instant` (from `nextEventDue`) if only time passes until
+    /// then. A copy is advanced; this machine is unchanged.
+    public func eventsDue(at instant: Millis) -> [TimerEvent] {
+        var copy = self
+        _ = copy.advance(to: instant - 1)
+        return copy.advance(to: instant).filter { $0.dueMs == instant }
     }
 }

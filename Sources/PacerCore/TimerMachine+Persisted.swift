@@ -1,14 +1,17 @@
 /// The persisted form of a machine: written by `persistedBytes` (below) and read back by
 /// `init(persisted:)` from a `JSONValue`, without `Codable`: the node's one format of a timer.
 ///
-/// For speed: a restart of 10,000 timers read them through `JSONDecoder` at about 65 µs of
-/// CPU each, most of it `Codable`'s generic machinery. `Codable` (TimerMachine.swift) is on no
-/// path of the node any more; PersistedMachineTests and PropertyTests keep it as an oracle:
-/// this reader and writer must give what it gives, on random machines in every state.
+/// One implementation, no `Codable` (BENCHMARKS.md has what `JSONDecoder` cost a restore).
+/// The tests keep a `Codable` conformance as an oracle (Tests/PacerCoreTests/
+/// TimerMachine+Codable.swift): this reader and writer must give what it gives, on random
+/// machines in every state (PersistedMachineTests, PropertyTests).
 /// `JSONValue` holds numbers as `Double`: an integer beyond ±2^53 that is not a power of two
 /// reads as an error here; nothing but `Int64.min` (exact in a Double) is ever written.
 extension TimerMachine {
-    /// Reads a machine as `init(from:)` does, with `settings` (when given) in place of the
+    /// Format version of the persisted JSON.
+    public static let codingVersion = 1
+
+    /// Reads a machine as the oracle's `init(from:)` does, with `settings` (when given) in place of the
     /// persisted ones. The program is compiled from the spec.
     /// - Throws: `PersistedMachineError` naming the member that is missing or of the wrong type.
     public init(persisted json: JSONValue, settings override: TimerSettings? = nil) throws(PersistedMachineError) {
@@ -198,6 +201,7 @@ extension TimerSpec {
             return out
         }
         ack = try o.bool("ack")
+        afterAck = try o.rawValue("after_ack", as: AfterAck.self)
         hrSource = try o.optionalString("hr_source")
         alertIntervalMs = try o.optionalInt64("alert_interval_ms")
         autoDismissMs = try o.optionalInt64("auto_dismiss_ms")
@@ -312,6 +316,7 @@ extension TimerSpec {
     func writePersisted(into w: inout JSONObjectWriter) {
         w.object {
             $0.bool("ack", ack)
+            $0.string("after_ack", afterAck?.rawValue)
             $0.int("alert_interval_ms", alertIntervalMs)
             $0.int("auto_dismiss_ms", autoDismissMs)
             $0.int("cooldown_ms", cooldownMs)

@@ -206,7 +206,8 @@ extension TimerMachine {
 
     /// The state after an expired timer is auto-dismissed at `instant`.
     func dismissedState(_ run: Run, at instant: Millis) -> State {
-        .finished(Ended(atMs: instant, run: run, segmentElapsedMs: run.durationMs ?? 0, remainingMs: 0, reason: .autoDismissed))
+        if spec.afterAck == .ready { return .idle }
+        return .finished(Ended(atMs: instant, run: run, segmentElapsedMs: run.durationMs ?? 0, remainingMs: 0, reason: .autoDismissed))
     }
 
     /// The phase of a run's current segment.
@@ -221,6 +222,7 @@ extension TimerMachine {
             let segment = program.segments[index]
             event.phase = phase ?? segment.kind.phase
             event.label = segment.label
+            if !event.isCue { event.nextLabel = program.nextLabel(after: index) }
             event.round = segment.round
             event.set = segment.set
         } else {
@@ -233,62 +235,5 @@ extension TimerMachine {
     mutating func bump(at instant: Millis) {
         revision += 1
         lastChangeMs = max(lastChangeMs, instant)
-    }
-}
-
-// MARK: - Persistence
-
-extension TimerMachine: Codable {
-    enum CodingKeys: String, CodingKey {
-        case version, id, name, spec, settings, state, revision
-        case advancedToMs = "advanced_to_ms", lastChangeMs = "last_change_ms"
-    }
-
-    /// Format version of the persisted JSON.
-    public static let codingVersion = 1
-
-    /// A decoder's `userInfo` key: `TimerSettings` to give every decoded machine instead of
-    /// the persisted ones (a node that restores replaces them with its configuration's anyway,
-    /// so they are not decoded: a restore of 10,000 timers skips 10,000 of them).
-    public static let settingsOverride = CodingUserInfoKey(rawValue: "pacer.settingsOverride")!
-
-    /// Restores a persisted machine. The program is recompiled from the spec (it is not
-    /// persisted: a 10,000-segment program would otherwise be rewritten on every change).
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        let version = try container.decodeIfPresent(Int.self, forKey: .version) ?? 1
-        guard version <= TimerMachine.codingVersion else {
-            throw DecodingError.dataCorruptedError(forKey: .version, in: container, debugDescription: "unsupported timer format version \(version)")
-        }
-        let settings: TimerSettings
-        if let override = decoder.userInfo[TimerMachine.settingsOverride] as? TimerSettings {
-            settings = override
-        } else {
-            settings = try container.decodeIfPresent(TimerSettings.self, forKey: .settings) ?? TimerSettings()
-        }
-        let id = try container.decode(String.self, forKey: .id), name = try container.decode(String.self, forKey: .name)
-        let spec = try container.decode(TimerSpec.self, forKey: .spec), state = try container.decode(State.self, forKey: .state)
-        let revision = try container.decode(Int.self, forKey: .revision)
-        let advancedToMs = try container.decode(Millis.self, forKey: .advancedToMs)
-        let lastChangeMs = try container.decode(Millis.self, forKey: .lastChangeMs)
-        do throws(PersistedMachineError) {
-            try self.init(restoring: id, name: name, spec: spec, settings: settings, state: state, revision: revision,
-                          advancedToMs: advancedToMs, lastChangeMs: lastChangeMs)
-        } catch {
-            throw DecodingError.dataCorruptedError(forKey: error.path == "spec" ? .spec : .state, in: container, debugDescription: error.problem)
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(TimerMachine.codingVersion, forKey: .version)
-        try container.encode(id, forKey: .id)
-        try container.encode(name, forKey: .name)
-        try container.encode(spec, forKey: .spec)
-        try container.encode(settings, forKey: .settings)
-        try container.encode(state, forKey: .state)
-        try container.encode(revision, forKey: .revision)
-        try container.encode(advancedToMs, forKey: .advancedToMs)
-        try container.encode(lastChangeMs, forKey: .lastChangeMs)
     }
 }

@@ -215,6 +215,10 @@ public struct CommandParser: Sendable {
             return try command(.saveWorkout(id: id, name: try Self.optionalName(o, allowingSlash: true), spec: spec), allowed: ["workout", "name", "spec"])
         case (nil, .deleteWorkout?):
             return try command(.deleteWorkout(id: try Self.requireWorkout(o, action: action)), allowed: ["workout"])
+        case (nil, .sound?):
+            let muted = try Self.optionalBool(o, "muted")
+            let volume = try Self.optionalInt(o, "volume", range: 0...100).map(Int.init)
+            return try command(.sound(muted: muted, volume: volume), allowed: ["muted", "volume"])
         case (nil, nil):
             let known = topicTimer == nil ? Self.timerActions + Self.nodeActions : Self.timerActions + ["delete"]
             throw ReplyError(.unknownAction, "unknown action '\(printable(action))'; use one of \(known.joined(separator: ", "))")

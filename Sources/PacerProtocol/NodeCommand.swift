@@ -5,6 +5,8 @@ public enum NodeAction: String, Sendable, CaseIterable {
     case create, delete, list, time, history
     /// Saved workouts: a named spec kept on the node, started like a preset.
     case saveWorkout = "save_workout", deleteWorkout = "delete_workout"
+    /// The node's speaker: mute, unmute, volume (the page's own sound is the page's).
+    case sound
 
     /// Whether only the node's topic takes it: every one but `delete`, which a timer's topic
     /// takes too (as a word or as JSON).
@@ -12,7 +14,7 @@ public enum NodeAction: String, Sendable, CaseIterable {
     /// Whether it is about no timer, so it takes no `"timer"`.
     public var isNodeWide: Bool {
         switch self {
-        case .list, .time, .saveWorkout, .deleteWorkout: true
+        case .list, .time, .saveWorkout, .deleteWorkout, .sound: true
         case .create, .delete, .history: false
         }
     }
@@ -33,6 +35,8 @@ public struct NodeCommand: Sendable, Equatable {
         /// preset: `{"action":"start","preset":"<id>"}`.
         case saveWorkout(id: String, name: String?, spec: JSONValue)
         case deleteWorkout(id: String)
+        /// The node's speaker: `muted` and `volume` (0…100 %) as given; neither: what it is now.
+        case sound(muted: Bool?, volume: Int?)
     }
 
     /// The request id (`id`): makes the command idempotent within the dedup window.
@@ -55,7 +59,7 @@ public struct NodeCommand: Sendable, Equatable {
         switch request {
         case .timer(let id, _, _, _), .create(let id, _, _), .delete(let id): id
         case .history(let timer, _, _): timer
-        case .list, .time, .saveWorkout, .deleteWorkout: nil
+        case .list, .time, .saveWorkout, .deleteWorkout, .sound: nil
         }
     }
 }
@@ -72,6 +76,7 @@ extension NodeCommand {
         case .history: NodeAction.history.rawValue
         case .saveWorkout: NodeAction.saveWorkout.rawValue
         case .deleteWorkout: NodeAction.deleteWorkout.rawValue
+        case .sound: NodeAction.sound.rawValue
         }
     }
 
@@ -80,7 +85,7 @@ extension NodeCommand {
     public var topicTimer: String? {
         switch request {
         case .timer(let id, _, _, _), .delete(let id): id
-        case .create, .list, .time, .history, .saveWorkout, .deleteWorkout: nil
+        case .create, .list, .time, .history, .saveWorkout, .deleteWorkout, .sound: nil
         }
     }
 
@@ -130,6 +135,9 @@ extension NodeCommand {
             o["spec"] = spec
         case .deleteWorkout(let id):
             o["workout"] = .string(id)
+        case .sound(let muted, let volume):
+            if let muted { o["muted"] = .bool(muted) }
+            if let volume { o["volume"] = .int(volume) }
         }
         return .object(o)
     }

@@ -10,6 +10,11 @@ public struct Topics: Sendable, Equatable {
     public var info: String { "\(base)/info" }
     /// Retained JSON: the saved workouts (`{"workouts":[{"id","name","spec"}, …]}`).
     public var workouts: String { "\(base)/workouts" }
+    /// Retained JSON: the node's speaker (`{"available","muted","volume"}`; the `sound` command).
+    public var sound: String { "\(base)/sound" }
+    /// QoS 1 JSON, not retained: a cue announced `publish.cue_ahead` before it sounds
+    /// (`{"timer","cue","due_ms","duration_ms","lead_ms"}`), for other players to duck.
+    public var cueAhead: String { "\(base)/cue_ahead" }
     /// Node commands (in).
     public var command: String { "\(base)/cmd" }
     /// Replies to commands without an MQTT 5 response topic (out).

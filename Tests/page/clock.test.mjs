@@ -6,15 +6,11 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import vm from "node:vm";
+// The very module the page imports (app.js), not a copy.
+import { valueAt, fmt, commandFor, toggleFor } from "../../examples/dashboard/clock.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const read = (path) => readFileSync(root + path, "utf8");
-
-// clock.js is a plain script, as the page loads it: run it in this realm's global scope and
-// take the global it defines.
-vm.runInThisContext(read("examples/dashboard/clock.js"), { filename: root + "examples/dashboard/clock.js" });
-const { valueAt, fmt, commandFor, toggleFor } = globalThis.PacerClock;
 
 const states = JSON.parse(read("Tests/Fixtures/protocol/states.json")).states;
 const commands = JSON.parse(read("Tests/Fixtures/protocol/commands.json")).commands;

@@ -7,12 +7,11 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import vm from "node:vm";
+// The very module the page imports (app.js), not a copy.
+import * as F from "../../examples/dashboard/forms.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const read = (path) => readFileSync(root + path, "utf8");
-vm.runInThisContext(read("examples/dashboard/forms.js"), { filename: root + "examples/dashboard/forms.js" });
-const F = globalThis.PacerForms;
 const commands = JSON.parse(read("Tests/Fixtures/protocol/commands.json")).commands;
 const example = (name) => {
   const c = commands.find((x) => x.name === name);
@@ -151,6 +150,16 @@ test("commands.json: a preset with its parameters, a saved workout, save and del
   assert.deepEqual(F.saveWorkout("hiit", "HIIT 45/15", spec), example("save a workout"));
   assert.deepEqual(F.deleteWorkout("hiit"), example("delete a workout"));
   assert.match(F.buildStart({ kind: "preset", preset: "emom", params: { rounds: "0" } }).errors.rounds, /^rounds must be between 1 and 1,000, got 0$/);
+});
+
+test("commands.json: a rest that comes back ready after Acknowledge; the node's rule checked as it types", () => {
+  const { body, errors } = F.buildStart({ kind: "rest", raw: { duration: "1:30", exercise: "Squat", next: "Rows", ack: true, after_ack: true } });
+  assert.deepEqual(errors, {});
+  assert.deepEqual(body, example("start a rest that comes back ready after Acknowledge"));
+  assert.equal(F.buildSpec("rest", { duration: "1:30", ack: true, after_ack: false }).spec.after_ack, undefined);
+  assert.match(F.buildSpec("rest", { duration: "1:30", ack: false, after_ack: true }).errors.after_ack, /^after_ack "ready" applies to a timer that waits for an ack/);
+  assert.match(F.buildSpec("countdown", { duration: "00:05:00", after_ack: true }).errors.after_ack, /add "ack": true$/);
+  assert.equal(F.buildSpec("countdown", { duration: "00:05:00", ack: true, after_ack: true }).spec.after_ack, "ready");
 });
 
 test("commands.json: a start at a chosen time carries start_at in epoch ms", () => {

@@ -7,12 +7,12 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import vm from "node:vm";
+// The very modules the page imports (app.js), not copies.
+import * as M from "../../examples/dashboard/media.js";
+import { commandFor, valueAt, fmt } from "../../examples/dashboard/clock.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const read = (path) => readFileSync(root + path, "utf8");
-for (const f of ["clock.js", "media.js"]) vm.runInThisContext(read("examples/dashboard/" + f), { filename: root + "examples/dashboard/" + f });
-const M = globalThis.PacerMedia, { commandFor, valueAt, fmt } = globalThis.PacerClock;
 const commands = JSON.parse(read("Tests/Fixtures/protocol/commands.json")).commands;
 const states = JSON.parse(read("Tests/Fixtures/protocol/states.json")).states;
 const events = JSON.parse(read("Tests/Fixtures/protocol/events.json"));

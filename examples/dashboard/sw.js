@@ -1,21 +1,22 @@
 // The dashboard's service worker: keeps the page's files, so that the page opens from a
 // home-screen icon (or a reload) even while the server that serves it is down or still
-// coming up (a Pi booting: the broker serves the page and is the last thing up). The page
-// then waits for the broker by itself, showing "broker offline, retrying".
+// coming up (a Pi booting). The page then waits for the broker by itself, showing "broker
+// offline, retrying".
 //
 // Network first, the cache when the network fails or is slow (3 s): a gym LAN answers in
 // milliseconds, so the page is always the one the server has when it is up, and the files are
 // kept fresh on every load; no version to bump. Only the page's own files (same origin, GET)
-// are handled; the MQTT WebSocket is not a fetch.
+// are handled; the MQTT WebSocket (the `mqtt` path) is not a fetch.
 //
 // A browser runs a service worker only when it comes with a JavaScript Content-Type over
-// HTTPS (or http://localhost): mosquitto's http_dir sends none, so a deployment that wants
-// the installable app serves these files from a web server (docs/dashboard.md).
+// HTTPS (or http://localhost): lighttpd serves it so (deploy/lighttpd/, docs/dashboard.md).
+// FILES is everything index.html loads, the modules app.js imports included (a module
+// missing from the cache would stop an offline start); Tests/extra/browser checks it.
 "use strict";
 
 const CACHE = "pacer-dashboard";
 const FILES = [
-  "./", "index.html", "style.css", "mqtt.js", "sound.js", "clock.js", "forms.js", "media.js", "app.js",
+  "./", "index.html", "style.css", "mqtt.js", "sound.js", "clock.js", "forms.js", "media.js", "flash.js", "speaker.js", "desk.js", "app.js",
   "manifest.webmanifest", "icon-192.png", "icon-512.png", "icon-maskable-512.png",
 ];
 const NETWORK_WAIT_MS = 3000;

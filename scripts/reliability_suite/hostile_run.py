@@ -162,8 +162,8 @@ class HostileRun:
 
     def crash_cause(self):
         """What the node's log says since its last start: Swift's fatal error and the first frame
-        in pacer of the crashed thread (e.g. `NodeEngine.retainedState(...) at
-        NodeEngine+Outbox.swift:69`)."""
+        in pacer of the crashed thread (e.g. `EngineMachine.retainedState(...) at
+        EngineMachine+Outbox.swift:69`)."""
         lines = self.node.log()[getattr(self, "log_offset", 0):].splitlines()
         fatal = next((ln.strip() for ln in lines if "Fatal error" in ln or "*** Program crashed" in ln), None)
         start = next((i for i, ln in enumerate(lines) if ln.rstrip().endswith("crashed:")), None)

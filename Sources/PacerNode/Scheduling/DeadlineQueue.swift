@@ -11,12 +11,14 @@ enum DeadlineOwner: Hashable, Sendable {
     case marks
     /// A held-back `info` (see `NodeInfo.minIntervalMs`).
     case info
-    /// The next chunk of Home Assistant configs after a connect (NodeEngine+HomeAssistant.swift).
+    /// The next chunk of Home Assistant configs after a connect (EngineMachine+HomeAssistant.swift).
     case discovery
-    /// The plain topics' own connection still down while the main one is up (NodeEngine+PlainLink.swift).
+    /// The plain topics' own connection still down while the main one is up (EngineMachine+PlainLink.swift).
     case plainFallback
-    /// The time limit of a connect's hold on the plain topics' republish (NodeEngine+PlainLink.swift).
+    /// The time limit of a connect's hold on the plain topics' republish (EngineMachine+PlainLink.swift).
     case plainHold
+    /// A timer's next cue, announced `publish.cue_ahead` before it (EngineMachine+CueAhead.swift).
+    case cueAhead(String)
 }
 
 /// One deadline queue for everything the node waits for (SPEC: one scheduler for all timers).

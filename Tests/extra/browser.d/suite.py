@@ -1,12 +1,15 @@
 """Browser suite for the wall clock (examples/dashboard), run by Tests/extra/browser.
 
-Real parts only: a mosquitto on 127.0.0.1 (free ports) serving the page over its WebSocket
-listener (http_dir), a real `pacer run`, Debian's Chromium driven by Selenium. Prints a
-few lines per check with the measured figures; artefacts (screenshots, logs) go to
-.test-logs/browser/.
+Real parts only: lighttpd on 127.0.0.1 (free ports) serving the page over HTTP and HTTPS with
+the repository's configuration (deploy/lighttpd/) and a certificate from deploy/make-cert.sh,
+passing /mqtt on to a mosquitto's WebSocket listener; a real `pacer run`; Debian's Chromium
+driven by Selenium, trusting the local CA through an NSS db in its own HOME (as a phone that
+installed the CA), and a second Chromium that does not. Prints a few lines per check with the
+measured figures; artefacts (screenshots, logs) go to .test-logs/browser/.
 """
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -89,6 +92,22 @@ class Env:
             for f in files:
                 os.chmod(os.path.join(d, f), 0o644)
         self.mqtt_port, self.ws_port, self.ro_port, self.auth_port = free_port(), free_port(), free_port(), free_port()
+        self.http_port, self.https_port = free_port(), free_port()
+        self.web = None
+        # The local CA and the server's certificate, for the name pacer-test(.local) (Chromium
+        # maps it to 127.0.0.1: a real host name, so only HTTPS makes a secure context there).
+        self.tls = os.path.join(self.dir, "tls")
+        subprocess.run(["bash", os.path.join(ROOT, "deploy", "make-cert.sh"), "--dir", self.tls, "--host", "pacer-test",
+                        "--no-host-ips"], check=True, capture_output=True)
+        # A HOME whose NSS db trusts the CA (Chromium on Linux reads ~/.pki/nssdb), and one without.
+        self.home_trusting = os.path.join(self.dir, "home-trusting")
+        self.home_plain = os.path.join(self.dir, "home-plain")
+        nssdb = os.path.join(self.home_trusting, ".pki", "nssdb")
+        os.makedirs(nssdb)
+        os.makedirs(self.home_plain)
+        subprocess.run(["certutil", "-N", "-d", "sql:" + nssdb, "--empty-password"], check=True, capture_output=True)
+        subprocess.run(["certutil", "-A", "-d", "sql:" + nssdb, "-n", "Pacer local CA", "-t", "C,,",
+                        "-i", os.path.join(self.tls, "ca.crt")], check=True, capture_output=True)
         # The example ACL (deploy/mosquitto/acl.example) on a WebSocket listener of its own:
         # a page there is an anonymous read-only wall display.
         self.acl = os.path.join(self.dir, "acl")
@@ -107,13 +126,36 @@ class Env:
         with open(conf, "w") as f:
             f.write("per_listener_settings true\nset_tcp_nodelay true\n"
                     "listener %d 127.0.0.1\nallow_anonymous true\n"
-                    "listener %d 127.0.0.1\nprotocol websockets\nallow_anonymous true\nhttp_dir %s\n"
+                    "listener %d 127.0.0.1\nprotocol websockets\nallow_anonymous true\n"
                     "listener %d 127.0.0.1\nprotocol websockets\nallow_anonymous true\nacl_file %s\n"
                     "listener %d 127.0.0.1\nprotocol websockets\nallow_anonymous true\npassword_file %s\nacl_file %s\n"
-                    % (self.mqtt_port, self.ws_port, self.www, self.ro_port, self.acl, self.auth_port, self.passwd, self.acl))
+                    % (self.mqtt_port, self.ws_port, self.ro_port, self.acl, self.auth_port, self.passwd, self.acl))
         log = open(os.path.join(ART, "mosquitto.log"), "a")
         self.broker = subprocess.Popen(["mosquitto", "-c", conf], stdout=log, stderr=subprocess.STDOUT)
         assert all(wait_port(p) for p in (self.mqtt_port, self.ws_port, self.ro_port, self.auth_port)), "mosquitto did not start (see mosquitto.log)"
+
+    def start_web(self):
+        """lighttpd with deploy/lighttpd/pacer.conf and pacer-https.conf, as scripts/run fills them in."""
+        conf = os.path.join(self.dir, "lighttpd.conf")
+        if self.web is None:
+            fill = {"@WWW@": self.www, "@BIND@": "127.0.0.1", "@HTTP_PORT@": str(self.http_port), "@WS_PORT@": str(self.ws_port),
+                    "@CA@": os.path.join(self.tls, "ca.crt"), "@HTTPS_PORT@": str(self.https_port),
+                    "@CERT@": os.path.join(self.tls, "server.crt"), "@KEY@": os.path.join(self.tls, "server.key")}
+            text = "".join(open(os.path.join(ROOT, "deploy", "lighttpd", f)).read() for f in ("pacer.conf", "pacer-https.conf"))
+            for k, v in fill.items():
+                text = text.replace(k, v)
+            left = re.findall(r"@[A-Z_]+@", text)
+            assert not left, "placeholders of deploy/lighttpd/ this suite does not fill: %s" % left
+            with open(conf, "w") as f:
+                f.write(text)
+        log = open(os.path.join(ART, "lighttpd.log"), "a")
+        self.web = subprocess.Popen(["lighttpd", "-D", "-f", conf], stdout=log, stderr=subprocess.STDOUT)
+        assert wait_port(self.http_port) and wait_port(self.https_port), "lighttpd did not start (see lighttpd.log)"
+
+    def stop_web(self):
+        if self.web and self.web.poll() is None:
+            self.web.terminate()
+            self.web.wait()
 
     def stop_broker(self):
         if self.broker and self.broker.poll() is None:
@@ -123,7 +165,9 @@ class Env:
     def start_node(self):
         cfg = os.path.join(self.dir, "node.yaml")
         with open(cfg, "w") as f:
-            f.write(NODE_YAML)
+            # A speaker that renders to a file (docs/sound.md): the node has one, so it
+            # publishes <base>/sound with `available: true` and takes the `sound` command.
+            f.write(NODE_YAML + "sound:\n  device: file:%s\n" % os.path.join(self.dir, "cues.wav"))
         log = open(os.path.join(ART, "node.log"), "a")
         self.node = subprocess.Popen(
             [PACER, "run", "--broker", "mqtt://127.0.0.1:%d" % self.mqtt_port, "--node", NODE,
@@ -187,6 +231,7 @@ class Env:
         if self.node and self.node.poll() is None:
             self.node.kill()
             self.node.wait()
+        self.stop_web()
         self.stop_broker()
         shutil.rmtree(self.dir, ignore_errors=True)
 
@@ -271,6 +316,14 @@ INJECT = r"""
     const RN = window.Notification;
     window.Notification = class extends RN { constructor(t, o) { super(t, o); window.__notified.push([window.__realNow(), t, o && o.body]); } };
   }
+  // ... and those shown through the service worker (the page's way when one controls it).
+  if (window.ServiceWorkerRegistration) {
+    const show = ServiceWorkerRegistration.prototype.showNotification;
+    ServiceWorkerRegistration.prototype.showNotification = function (t, o) {
+      window.__notified.push([window.__realNow(), t, o && o.body, "worker"]);
+      return show.apply(this, arguments);
+    };
+  }
   window.__vibes = [];
   const realVibrate = navigator.vibrate ? navigator.vibrate.bind(navigator) : null;
   navigator.vibrate = (p) => { window.__vibes.push([window.__realNow(), p]); return realVibrate ? realVibrate(p) : false; };
@@ -293,16 +346,18 @@ INJECT = r"""
 """
 
 
-def make_driver():
+def make_driver(home):
+    """Chromium with HOME=home (whose ~/.pki/nssdb holds the CAs it trusts beside its own)."""
     opts = webdriver.ChromeOptions()
     opts.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
     for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
               "--window-size=1920,1080", "--hide-scrollbars", "--autoplay-policy=no-user-gesture-required",
               "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
-              "--disable-backgrounding-occluded-windows", "--no-first-run", "--mute-audio"]:
+              "--disable-backgrounding-occluded-windows", "--no-first-run", "--mute-audio",
+              "--host-resolver-rules=MAP pacer-test.local 127.0.0.1"]:
         opts.add_argument(a)
     service = Service(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver",
-                      log_output=os.path.join(ART, "chromedriver.log"))
+                      log_output=os.path.join(ART, "chromedriver.log"), env=dict(os.environ, HOME=home))
     return webdriver.Chrome(options=opts, service=service)
 
 
@@ -311,7 +366,7 @@ class Pages:
 
     def __init__(self, env):
         self.env = env
-        self.d = make_driver()
+        self.d = make_driver(env.home_trusting)
         self.first = True
 
     def open(self, path, skew=0, size=(1920, 1080)):
@@ -321,7 +376,7 @@ class Pages:
             self.d.switch_to.new_window("window")
         self.size(*size)
         self.d.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": INJECT.replace("%SKEW%", str(skew))})
-        self.d.get("http://127.0.0.1:%d/%s" % (self.env.ws_port, path))
+        self.d.get(path if path.startswith(("http://", "https://")) else "http://127.0.0.1:%d/%s" % (self.env.http_port, path))
         return self.d.current_window_handle
 
     def size(self, w, h):
@@ -339,9 +394,8 @@ class Pages:
         self.d.switch_to.window(self.d.window_handles[0])
 
     def grant(self, *permissions):
-        """Grants permissions to the page's origin (a person's "Allow"), for every listener's port."""
-        for port in (self.env.ws_port, self.env.auth_port):
-            self.d.execute_cdp_cmd("Browser.grantPermissions", {"origin": "http://127.0.0.1:%d" % port, "permissions": list(permissions)})
+        """Grants permissions to the page's origin (a person's "Allow")."""
+        self.d.execute_cdp_cmd("Browser.grantPermissions", {"origin": "http://127.0.0.1:%d" % self.env.http_port, "permissions": list(permissions)})
 
     def control(self, label, scope="body"):
         """The visible input, select or textarea whose <label> reads `label` (as a person finds it)."""
@@ -389,11 +443,19 @@ class Pages:
     def click(self, action):
         self.d.find_element(By.CSS_SELECTOR, '#controls button[data-action="%s"]' % action).click()
 
-    def shot(self, name, size=None):
+    def shot(self, name, size=None, flash=False):
+        """A screenshot of the page; a cue's flash (examples/dashboard/flash.js) is kept out of
+        it unless `flash` (a picture of the state, not of a passing flash)."""
         if size:
             self.size(*size)
             time.sleep(0.4)
+        try:
+            hide = not flash and self.js("const f = document.getElementById('flash'); if (f) f.style.visibility = 'hidden'; return !!f")
+        except Exception:  # a page that failed to load: the picture all the same
+            hide = False
         self.d.save_screenshot(os.path.join(ART, name + ".png"))
+        if hide:
+            self.js("document.getElementById('flash').style.visibility = ''")
 
 
 def fmt(secs):
@@ -547,6 +609,57 @@ def test_grid(env, pages):
     pages.shot("grid-1920x1080")
     pages.shot("grid-phone", (390, 844))
     pages.size(1920, 1080)
+
+
+def test_frontdesk(env, pages):
+    """The front desk (frontdesk.html): every node under pacer/, its timers counting with the
+    node's clock, online and offline; two more real nodes beside the suite's own."""
+    extra = {}
+    try:
+        for name in ("front-a", "front-b"):
+            log = open(os.path.join(ART, "node-%s.log" % name), "a")
+            extra[name] = subprocess.Popen([PACER, "run", "--broker", "mqtt://127.0.0.1:%d" % env.mqtt_port, "--node", name,
+                                            "--data-dir", os.path.join(env.dir, "data-" + name)], stdout=log, stderr=subprocess.STDOUT)
+        for name in extra:
+            wait(lambda: env.retained("pacer/%s/status" % name) == "online", 20, "%s online" % name)
+        starts = [("front-a", "bench", "Bench press", "12m"), ("front-a", "squat", "Squat rack", "45s"), ("front-a", "row", "Rower", "25m"),
+                  ("front-b", "plank", "Plank", "3m"), ("front-b", "bike", "Bike", "1h")]
+        for node, tid, tname, dur in starts:
+            env.pub("pacer/%s/cmd" % node, json.dumps({"action": "start", "timer": tid, "name": tname, "spec": {"kind": "countdown", "duration": dur}}))
+        env.pub("pacer/front-b/timers/plank/cmd", "pause")
+        env.pub("pacer/front-a/cmd", json.dumps({"action": "create", "timer": "stretch", "name": "Stretch", "spec": {"kind": "rest", "duration": "90s"}}))
+        wait(lambda: json.loads(env.retained("pacer/front-b/timers/plank/state") or "{}").get("status") == "paused", 10, "plank paused")
+        pages.open("frontdesk.html")
+        wait(lambda: pages.js("return document.querySelectorAll('.room[data-synced=\"1\"][data-state=online]').length") >= 3, 15, "three rooms online, their clocks synced")
+        rooms = pages.js("return [...document.querySelectorAll('.room')].map(r => r.querySelector('.rname').textContent)")
+        check(rooms[:2] == ["browser", "front-a"] and "front-b" in rooms, "front desk: rooms in order %s" % rooms)
+        # every running row shows what the rule gives at the page's instant (the same clock here)
+        wait(lambda: pages.js("return document.querySelectorAll('.timer').length") >= 13, 10, "every timer's row")
+        worst, n = 0, 0
+        for node, tid, _, _ in starts:
+            st = json.loads(env.retained("pacer/%s/timers/%s/state" % (node, tid)))
+            js = ("const r=[...document.querySelectorAll('.room')].find(r=>r.querySelector('.rname').textContent===arguments[0]);"
+                  "const names=[...r.querySelectorAll('.timer .tname')]; const i=names.findIndex(x=>x.textContent===arguments[1]);"
+                  "return [r.querySelectorAll('.timer .tclock')[i].textContent, Date.now()];")
+            shown, at = pages.js(js, node, st["name"])
+            if st["status"] == "running":
+                want = [fmt(max(0, -(-(st["ends_at_ms"] - t) // 1000))) for t in (at - 40, at, at + 40)]
+            else:
+                want = [fmt(st["remaining"])]
+            check(shown in want, "front desk: %s/%s shows %s (the rule gives %s)" % (node, tid, shown, "/".join(sorted(set(want)))))
+        # a node that dies: its last will turns the room offline
+        extra["front-b"].kill()
+        extra["front-b"].wait()
+        wait(lambda: pages.js("return document.querySelector('.room[data-state=offline] .rname')?.textContent") == "front-b", 30, "front-b offline")
+        check(True, "front desk: a killed node's room shows offline (its last will)")
+        stats = pages.js("const s=window.pacerDesk.stats; return [s.messages, s.flushes, s.maxFlushMs, s.flushMs / Math.max(1, s.flushes)]")
+        check(stats[2] < 100, "front desk: %d messages, %d frames drawn, %.2f ms per frame on average, %.1f ms the longest" % (stats[0], stats[1], stats[3], stats[2]))
+        pages.shot("frontdesk-1920x1080")
+    finally:
+        for p in extra.values():
+            if p.poll() is None:
+                p.terminate()
+                p.wait()
 
 
 def test_read_only(env, pages):
@@ -848,7 +961,8 @@ def test_media_session(env, pages, phone):
     time.sleep(0.5)
     notes = pages.js("return window.pacerDashboard.app.notes.map(n => n.title + ' | ' + n.body)")
     shown = pages.js("return window.__notified.map(n => n[1])")
-    print("     notifications: %s; shown by the page: %s" % (notes, shown))
+    via = pages.js("return window.__notified.map(n => n[3] || 'page')")
+    print("     notifications: %s; shown: %s (through %s)" % (notes, shown, ", ".join(sorted(set(via))) or "none"))
     check(any(n.startswith("Rest over — next: ") for n in notes) and any(t.startswith("Rest over — next: ") for t in shown),
           "a rest's end notifies with the next exercise")
     vibes = pages.js("return window.__vibes.map(v => JSON.stringify(v[1]))")
@@ -1134,16 +1248,12 @@ def test_sign_in(env, pages):
 
 
 def test_installable(env, pages):
-    """The manifest and icons; the service worker (from a web server that sends Content-Type:
-    mosquitto's http_dir sends none, and the browser refuses it there) caches the page, which then
-    opens with that server down and the broker not up yet, and goes live when the broker comes."""
-    import http.server
-    import functools
-    import threading
+    """The manifest and icons; the page over plain HTTP from a host name (no secure context, no
+    service worker); over HTTPS with the local CA trusted: a secure context, WSS through
+    lighttpd, a running timer, the service worker caching every file the page loaded, then the
+    page opening from that cache with lighttpd stopped and going live when it is back; and with
+    the CA not trusted, a certificate error instead of the page."""
     h = pages.open("?node=%s" % NODE, size=PHONE)
-    wait(lambda: pages.js("return window.pacerDashboard.app.sw.state") in ("failed", "registered", "unavailable"), 10, "the worker's registration")
-    sw = pages.js("return window.pacerDashboard.app.sw")
-    check(sw["state"] == "failed" and "Content-Type" in sw.get("error", ""), "served by mosquitto (no Content-Type): no service worker, the page works on (%s)" % sw.get("error", "")[:90])
     manifest = pages.js("return fetch('manifest.webmanifest').then(r => r.json())")
     sizes = {}
     for icon in manifest["icons"]:
@@ -1152,46 +1262,145 @@ def test_installable(env, pages):
             sizes[icon["src"]] = "%dx%d" % (int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big"))
     check(manifest["display"] == "fullscreen" and all(sizes[i["src"]] == i["sizes"] for i in manifest["icons"] if i["src"] in sizes) and len(sizes) == 3,
           "manifest with icons: %s" % sizes)
+    types = pages.js("""return Promise.all(['app.js', 'sw.js', 'manifest.webmanifest', 'pacer-ca.crt']
+                          .map(f => fetch(f).then(r => f + ' ' + r.headers.get('content-type'))))""")
+    check(types == ["app.js text/javascript; charset=utf-8", "sw.js text/javascript; charset=utf-8",
+                    "manifest.webmanifest application/manifest+json", "pacer-ca.crt application/x-x509-ca-cert"],
+          "lighttpd's Content-Types: %s" % types)
     pages.close(h)
 
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *a):
-            pass
-    port, dead = free_port(), free_port()
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(Quiet, directory=env.www))
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    second = None
+    # Plain HTTP from the network (a host name, not loopback): the page works, over ws://, but
+    # it is no secure context, so no service worker (nor notifications, nor wake lock).
+    host = "pacer-test.local"
+    h = pages.open("http://%s:%d/?node=%s" % (host, env.http_port, NODE), size=PHONE)
+    wait(lambda: pages.js("return window.pacerDashboard.app.brokerUp"), 10, "the page over http connected")
+    got = pages.js("return [window.isSecureContext, window.pacerDashboard.cfg.broker, window.pacerDashboard.app.sw.state]")
+    check(got == [False, "ws://%s:%d/mqtt" % (host, env.http_port), "unavailable"],
+          "http://%s: connected through ws://…/mqtt, no secure context, no service worker (%s)" % (host, got))
+    pages.close(h)
+
+    # HTTPS, the CA trusted (this Chromium's NSS db): secure, WSS, live, the worker installed.
+    if env.state("clock")["status"] != "running":
+        env.pub(BASE + "/timers/clock/cmd", "start")
+    page = "https://%s:%d/?node=%s&timer=clock" % (host, env.https_port, NODE)
+    h = pages.open(page, size=PHONE)
+    wait(lambda: pages.js("return window.pacerDashboard.app.brokerUp"), 10, "the page over https connected")
+    got = pages.js("return [location.protocol, window.isSecureContext, window.pacerDashboard.cfg.broker]")
+    check(got == ["https:", True, "wss://%s:%d/mqtt" % (host, env.https_port)], "https with the CA trusted: a secure context, the broker over WSS (%s)" % got)
+    wait(lambda: pages.phase() == "countdown", 10, "the running countdown over https")
+    first = parse(pages.text("digits"))
+    wait(lambda: parse(pages.text("digits")) < first, 3, "the digits counting down")
+    check(True, "over WSS the page shows the running timer (%s, then %s)" % (fmt(first), pages.text("digits")))
+    wait(lambda: pages.js("return window.pacerDashboard.app.sw.state") == "registered", 10, "the worker registered")
+    wait(lambda: pages.js("return navigator.serviceWorker.ready.then(r => !!r.active && r.active.state == 'activated')"), 10, "the worker active")
+    # Every file the page loaded (the document, its style, the modules app.js imports, the
+    # manifest, the icon) is in the worker's cache.
+    loaded = pages.js("""return [location.pathname].concat(performance.getEntriesByType('resource').map(e => new URL(e.name))
+                           .filter(u => u.origin === location.origin && u.pathname !== '/mqtt' && !u.pathname.endsWith('sw.js')).map(u => u.pathname))""")
+    cached = pages.js("return caches.open('pacer-dashboard').then(c => c.keys()).then(k => k.map(r => new URL(r.url).pathname))")
+    missing = sorted(set(loaded) - set(cached))
+    check(not missing and {"/app.js", "/mqtt.js", "/forms.js", "/clock.js", "/media.js", "/sound.js"} <= set(loaded),
+          "the worker cached every file the page loaded (%d loaded, %d cached; missing: %s)" % (len(set(loaded)), len(cached), missing or "none"))
+    errors = pages.d.execute_cdp_cmd("Page.getInstallabilityErrors", {}).get("installabilityErrors", [])
+    check(not errors, "Chromium finds the page installable over HTTPS: %s" % (errors or "no errors"))
+
+    # Offline start: the web server down (so the broker's /mqtt too), the page opens from the cache.
+    env.stop_web()
+    pages.d.get(page)
+    wait(lambda: pages.js("return document.getElementById('conn').textContent") == "broker offline, retrying", 10, "the page from the cache")
+    got = pages.js("return [!!navigator.serviceWorker.controller, !!window.pacerDashboard, document.getElementById('digits').textContent]")
+    check(got[0] and got[1], "lighttpd stopped: the page starts from the worker's cache, its modules run, it waits for the broker (%s)" % got)
+    pages.shot("offline-start-phone")
+    env.start_web()
+    t0 = time.time()
+    wait(lambda: pages.js("return window.pacerDashboard.app.brokerUp") and pages.phase() == "countdown", 20, "live again with lighttpd back")
+    check(True, "the cached page goes live %.1f s after lighttpd is back" % (time.time() - t0))
+    pages.close(h)
+
+    # The CA not trusted (a phone that has not installed it): a certificate error, no page.
+    other = make_driver(env.home_plain)
     try:
-        h = pages.open("?node=%s&broker=ws://127.0.0.1:%d" % (NODE, env.ws_port), size=PHONE)
-        pages.d.get("http://127.0.0.1:%d/?node=%s&broker=ws://127.0.0.1:%d" % (port, NODE, env.ws_port))
-        wait(lambda: pages.js("return window.pacerDashboard.app.sw.state") == "registered", 10, "the worker registered")
-        wait(lambda: pages.js("return navigator.serviceWorker.ready.then(r => !!r.active && r.active.state == 'activated')"), 10, "the worker active")
-        cached = pages.js("return caches.open('pacer-dashboard').then(c => c.keys()).then(k => k.map(r => new URL(r.url).pathname).sort())")
-        check(len(cached) >= 13 and "/app.js" in cached and "/forms.js" in cached, "the worker cached the page's %d files" % len(cached))
-        errors = pages.d.execute_cdp_cmd("Page.getInstallabilityErrors", {}).get("installabilityErrors", [])
-        check(not errors, "Chromium finds the page installable from a web server: %s" % (errors or "no errors"))
-        srv.shutdown()
-        srv.server_close()
-        srv = None
-        pages.d.get("http://127.0.0.1:%d/?node=%s&broker=ws://127.0.0.1:%d" % (port, NODE, dead))
-        wait(lambda: pages.js("return document.getElementById('conn').textContent") == "broker offline, retrying", 10, "the page from the cache")
-        check(pages.js("return !!navigator.serviceWorker.controller"), "web server down, broker not up: the page opens from the worker's cache and waits for the broker")
-        pages.shot("offline-start-phone")
-        conf = os.path.join(env.dir, "late.conf")
-        with open(conf, "w") as f:
-            f.write("listener %d 127.0.0.1\nallow_anonymous true\nlistener %d 127.0.0.1\nprotocol websockets\nallow_anonymous true\n" % (free_port(), dead))
-        second = subprocess.Popen(["mosquitto", "-c", conf], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        t0 = time.time()
-        wait(lambda: pages.js("return window.pacerDashboard.app.brokerUp"), 20, "the broker coming up")
-        check(True, "the cached page connects %.1f s after the broker comes up" % (time.time() - t0))
-        pages.close(h)
+        other.get(page)
+        got = other.execute_script("return [typeof window.pacerDashboard, document.title, document.body ? document.body.innerText : '']")
+        check(got[0] == "undefined" and "ERR_CERT_AUTHORITY_INVALID" in got[2],
+              "https with the CA not trusted: Chromium refuses the certificate (%s: %s)" % (got[1], "ERR_CERT_AUTHORITY_INVALID" if "ERR_CERT_AUTHORITY_INVALID" in got[2] else got[2][:120]))
+        other.save_screenshot(os.path.join(ART, "https-untrusted-phone.png"))
     finally:
-        if srv:
-            srv.shutdown()
-            srv.server_close()
-        if second:
-            second.kill()
-            second.wait()
+        other.quit()
+
+
+def test_speaker_flash_and_rest(env, pages):
+    """The footer's Node speaker follows the retained <base>/sound and sends the `sound`
+    command; a rest set up with "Back to ready after Acknowledge" (issue 27) flashes the screen
+    at its cues while Flash is on, not once it is switched off, and is idle at its full time
+    once acknowledged from the page."""
+    h = pages.open("?node=%s" % NODE, size=WALL)
+    wait(lambda: pages.js("return !document.getElementById('node-speaker').hidden"), 10, "the Node speaker control")
+    sound = lambda: json.loads(env.retained(BASE + "/sound") or "{}")
+    label = lambda: pages.text("speaker")
+    check(label() == "Node speaker: on" and "Sound button" in pages.js("return document.getElementById('speaker').title")
+          and "This screen's sound" in pages.js("return document.getElementById('sound').title"),
+          "the Node speaker control reads %r, apart from this screen's Sound" % label())
+    pages.tap(pages.d.find_element(By.ID, "speaker"))
+    wait(lambda: sound().get("muted") is True, 5, "the node muted from the page")
+    wait(lambda: label() == "Node speaker: muted", 5, "the toggle following <base>/sound")
+    check(True, "Node speaker toggle: the node's <base>/sound says muted, the toggle says %r" % label())
+    env.pub(BASE + "/cmd", json.dumps({"action": "sound", "volume": 40}))  # from elsewhere (Home Assistant, another phone)
+    wait(lambda: pages.js("return document.getElementById('speaker-volume').value") == "40", 5, "the slider following a command from elsewhere")
+    pages.js("const i = document.getElementById('speaker-volume'); i.value = '65'; i.dispatchEvent(new Event('change', {bubbles: true}))")
+    wait(lambda: sound().get("volume") == 65, 5, "the volume from the page's slider")
+    pages.tap(pages.d.find_element(By.ID, "speaker"))
+    wait(lambda: sound().get("muted") is False and label() == "Node speaker: on", 5, "unmuted from the page")
+    check(True, "a volume set elsewhere (40) moves the slider; the slider sets the node's volume (65); the toggle unmutes")
+    pages.d.find_element(By.CSS_SELECTOR, "footer").screenshot(os.path.join(ART, "node-speaker-footer.png"))
+
+    # A rest of 3 s from the form, back to ready after Acknowledge; the flash on (a wall's default).
+    check(pages.js("return window.pacerDashboard.flash.enabled") and pages.text("flash-toggle") == "Flash on", "a wall flashes by default")
+    open_new_timer(pages, "Rest timer")
+    pages.fill("Name", "Quick rest")
+    pages.fill("Duration", "0:03")
+    box = pages.control("Back to ready after Acknowledge", "#setup")
+    pages.tap(box)
+    check(box.is_selected(), "the rest form's 'Back to ready after Acknowledge' ticked")
+    rec = env.record(BASE + "/timers/quick-rest/event")
+    time.sleep(0.3)
+    pages.press("Start", "#setup")
+    # (The grid's other timers may cue too, e.g. one still ringing: only this rest's count.)
+    shown = "return window.pacerDashboard.flash.log.filter(l => l.timer === 'quick-rest' && l.what.startsWith('shown'))"
+    wait(lambda: any(f["predicted"] for f in pages.js(shown)), 5, "a flash at a foreseen cue (the countdown)")
+    first = pages.js(shown)
+    pages.tap(pages.d.find_element(By.ID, "flash-toggle"))  # off: the cues still to come must not flash
+    check(pages.text("flash-toggle") == "Flash off", "the Flash button switches it off")
+    wait(lambda: pages.phase() == "expired", 6, "the rest expired on the page")
+    time.sleep(0.3)
+    after = pages.js(shown)
+    events = [json.loads(p) for _, p in Env.read_record(rec)]
+    dues = [e["due_ms"] for e in events if expected_cue(e)]  # the cues: started (rest), countdown, expired
+    check(len(after) == len(first) and pages.js("return document.getElementById('flash').getAnimations().length") == 0
+          and any(e["type"] == "expired" for e in events),
+          "switched off: no flash at the cues after (%d cue events, %d flash(es) while on)" % (len(dues), len(first)))
+    # Signed: the flash's instant minus its cue's due_ms (the nearest cue event). A foreseen cue
+    # flashes at its instant; one known only from its event (the start) when the event arrives:
+    # never early, and not late by more than a slow delivery.
+    near = [min((f["at"] - d for d in dues), key=abs) for f in first] if dues else [1e9]
+    foreseen = [x for x, f in zip(near, first) if f["predicted"]]
+    arrived = [x for x, f in zip(near, first) if not f["predicted"]]
+    check(foreseen and all(abs(x) < 100 for x in foreseen) and all(-5 < x < 500 for x in arrived),
+          "the flashes (%s) at their cues' due_ms: %s ms" % (", ".join(f["kind"] + (" foreseen" if f["predicted"] else " on arrival") for f in first),
+                                                            ", ".join("%+.0f" % x for x in near)))
+    pages.press("Acknowledge", "#controls")
+    wait(lambda: env.state("quick-rest")["status"] == "idle", 5, "the rest back to idle")
+    st = env.state("quick-rest")
+    wait(lambda: pages.phase() == "idle", 5, "the page showing it ready")
+    check(st["remaining_ms"] == 3000 and pages.text("digits") == "0:03" and pages.text("phase") == "Ready",
+          "acknowledged: idle at its full 0:03 on the node (%d ms) and the page (%s %s)" % (st["remaining_ms"], pages.text("phase"), pages.text("digits")))
+    # One flash, held still for the picture (a real one lasts 300 ms).
+    pages.js("""const F = window.pacerDashboard.flash, el = document.getElementById('flash');
+                F.show('rest', {keyframes: [{opacity: 0.9, backgroundColor: '#c4161c'}, {opacity: 0}], durationMs: 300});
+                const a = el.getAnimations()[0]; a.pause(); a.currentTime = 20;""")
+    pages.shot("flash-1920x1080", flash=True)
+    pages.js("document.getElementById('flash').getAnimations().forEach(a => a.cancel())")
+    pages.close(h)
 
 
 def main():
@@ -1202,11 +1411,14 @@ def main():
     for f in os.listdir(ART):
         if f.endswith((".png", ".log")):
             os.remove(os.path.join(ART, f))
+    # PACER_BROWSER_ONLY="front desk,grid": only those checks (while working on one)
+    only = [n.strip() for n in os.environ.get("PACER_BROWSER_ONLY", "").split(",") if n.strip()]
     env = Env()
     pages = None
     t_start = time.time()
     try:
         env.start_broker()
+        env.start_web()
         env.start_node()
         pages = Pages(env)
         for name, fn in (("mqtt.js unit tests", lambda: test_mqtt_client(env, pages)),
@@ -1214,14 +1426,18 @@ def main():
                          ("refused command", lambda: test_refused(env, pages)),
                          ("expired and finished", lambda: test_expired_finished(env, pages)),
                          ("grid", lambda: test_grid(env, pages)),
+                         ("front desk", lambda: test_frontdesk(env, pages)),
                          ("read-only wall display", lambda: test_read_only(env, pages))):
+            if only and name not in only:
+                continue
             print("== " + name, flush=True)
             fn()
-        print("== skewed clocks and sound", flush=True)
-        handle = test_skew_and_sound(env, pages)
-        print("== offline", flush=True)
-        if handle:
-            test_offline(env, pages, handle)
+        if not only:
+            print("== skewed clocks and sound", flush=True)
+            handle = test_skew_and_sound(env, pages)
+            print("== offline", flush=True)
+            if handle:
+                test_offline(env, pages, handle)
         phone = None
         for name, fn in (("set up an interval on a phone", lambda: test_setup_interval(env, pages)),
                          ("the lock screen", lambda: test_media_session(env, pages, phone)),
@@ -1232,7 +1448,10 @@ def main():
                          ("Cancel, Finish, Delete", lambda: test_cancel_finish_delete(env, pages, phone)),
                          ("saved workouts", lambda: test_saved_workouts(env, pages, phone)),
                          ("sign in", lambda: test_sign_in(env, pages)),
+                         ("the node's speaker, the flash, a rest back to ready", lambda: test_speaker_flash_and_rest(env, pages)),
                          ("installable", lambda: test_installable(env, pages))):
+            if only and name not in only:
+                continue
             print("== " + name, flush=True)
             t = time.time()
             try:

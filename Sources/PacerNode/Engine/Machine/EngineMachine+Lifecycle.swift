@@ -1,0 +1,147 @@
+import Logging
+import Mosquitto
+import PacerCore
+import PacerStore
+
+/// What the shell read from the store at start-up, for `EngineMachine.restore`.
+struct RestoredState {
+    /// The saved timers, each with its machine as read (or why it could not be read).
+    var timers: [(record: TimerRecord, machine: Result<TimerMachine, any Error>)] = []
+    /// The saved workouts' document (`meta`), if any.
+    var workoutsDocument: String?
+    /// The speaker's document (`meta`), if any.
+    var speakerDocument: String?
+    /// Request ids answered within the dedup window.
+    var requests: [RequestRecord] = []
+}
+
+extension EngineMachine {
+    /// Brings back every saved timer and creates the declared ones, before anything is
+    /// published (SPEC §5). Events that fell due while the node was down are published once
+    /// (the terminal one with `late_ms`); cues are not replayed. Returns what to write
+    /// (`batch(for:)`, then `restoreWritten`).
+    mutating func restore(_ saved: RestoredState, clockSynchronized: Bool?, now: Millis) -> EngineOutput {
+        var output = EngineOutput()
+        info.clockSynchronized = clockSynchronized
+        if clockSynchronized == false {
+            logger.warning("the system clock is not synchronised yet; restored timers are evaluated against it as it is (see docs/deployment.md for ordering after time-sync.target)")
+        }
+        let declared = Dictionary(configuration.timers.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        // Replies are kept as their JSON bytes and decoded only when a repeat asks for one.
+        ledger.decoder = { JSONCoding.decode($0) }
+        for (record, machine) in saved.timers {
+            restoreTimer(record, machine, declared: declared[record.id], now: now, into: &output)
+        }
+        if let document = saved.workoutsDocument {
+            workouts = SavedWorkouts(json: JSONCoding.decode(Array(document.utf8)))
+        }
+        if let document = saved.speakerDocument {
+            speaker = Speaker(json: JSONCoding.decode(Array(document.utf8)))
+        }
+        for request in saved.requests {
+            ledger.record(id: request.id, encodedReply: request.reply, now: request.atMs)
+        }
+        for timer in configuration.timers where !timers.contains(timer.id) {
+            do {
+                let spec = try TimerSpec(json: timer.spec, presets: configuration.presets)
+                let machine = try TimerMachine(id: timer.id, name: timer.name, spec: spec, settings: configuration.timerSettings)
+                timers.set(timer.id, .init(machine: machine, restore: timer.restore))
+                output.timerChanged(timer.id, events: [])
+            } catch {
+                // The configuration was validated at load; this cannot happen unless it changed.
+                logger.error("declared timer is invalid", metadata: ["timer": "\(timer.id)", "error": "\(error)"])
+            }
+        }
+        rescheduleAll(now: now)
+        return output
+    }
+
+    /// The restore's write is done (`failed`: it could not be made). Its events wait for the
+    /// first connect: derived ones (the phase a timer reached while the node was down) and,
+    /// after a failed write, the written ones too are published from memory, before the
+    /// states; written ones go out through the outbox check.
+    mutating func restoreWritten(_ output: EngineOutput, batch: StoreBatch, failed: Bool) {
+        outbox.keepUnwritten(output.events.filter { !$0.isCue && !output.writes($0) })
+        if failed {
+            // Written again with the next write.
+            timers.writeFailed(batch.upsertTimers.map(\.id))
+            outbox.keepUnwritten(output.events.filter(output.writes))
+        }
+    }
+
+    private mutating func restoreTimer(_ record: TimerRecord, _ decoded: Result<TimerMachine, any Error>, declared: TimerDeclaration?, now: Millis,
+                              into output: inout EngineOutput) {
+        var machine: TimerMachine
+        do {
+            machine = try decoded.get()
+        } catch {
+            logger.error("a saved timer could not be read and is dropped", metadata: ["timer": "\(record.id)", "error": "\(error)"])
+            output.deletedTimers.append(record.id)
+            return
+        }
+        machine.settings = configuration.timerSettings
+        let policy = declared?.restore ?? record.restorePolicy.flatMap(RestorePolicy.init(rawValue:)) ?? .resume
+        let age = now - record.updatedAtMs
+        var events: [TimerEvent] = []
+        /// Whether the restore decided something (a reset, a pause): written; otherwise the timer
+        /// only went on through the outage, which its written state and the timing model give.
+        var decided = false
+        if age > configuration.retention.restoreMaxAgeMs || policy == .discard {
+            if machine.status != .idle {
+                let reason = policy == .discard ? "its restore policy is discard" : "it is older than restore.max_age (\(Durations.describe(configuration.retention.restoreMaxAgeMs)))"
+                logger.notice("saved state discarded: \(reason)", metadata: ["timer": "\(record.id)", "age_ms": "\(age)"])
+                if case .success(let e) = machine.handle(TimerCommand(operation: .reset, at: nil, ifRevision: nil), now: now) { events += e }
+                decided = true
+            }
+        } else if policy == .pause, machine.status == .running {
+            // Paused with the remaining time it had at the last write.
+            let lastWrite = max(record.updatedAtMs, 0)
+            events += machine.advance(to: lastWrite)
+            if machine.status == .running,
+               case .success(let e) = machine.handle(TimerCommand(operation: .pause, at: nil, ifRevision: nil), now: lastWrite) {
+                events += e
+                decided = true
+            }
+            events += machine.advance(to: now)
+        } else {
+            events += machine.advance(to: now)
+        }
+        // An event the store already holds is ignored by its unique index, and restored events
+        // reach the broker only through the outbox, so none is published twice.
+        timers.set(record.id, .init(machine: machine, restore: policy, persistedRevision: record.revision))
+        if decided {
+            output.timerChanged(record.id, events: events)
+        } else {
+            output.timerAdvanced(record.id, events: events)
+        }
+        if !events.isEmpty {
+            logger.info("restored timer caught up", metadata: ["timer": "\(record.id)", "status": "\(machine.status.rawValue)", "events": "\(events.map(\.type.rawValue))"])
+        }
+    }
+
+    mutating func connectionChanged(_ event: MQTTConnectionEvent, now: Millis, into output: inout EngineOutput) {
+        switch event {
+        case .connected(let sessionPresent):
+            logger.info("connected to the broker", metadata: ["broker": "\(configuration.broker.url)", "session_present": "\(sessionPresent)"])
+            loggedRefusal = nil
+            // A new connection whose predecessor's end went unseen is handled by the outbox too.
+            output.republishAll = true
+            armPlainFallback(now: now)
+        case .disconnected(let reason):
+            logger.warning("lost the broker connection; reconnecting", metadata: ["reason": "\(reason)"])
+            output.linkActions += outbox.linkDown()
+        case .refused(let error):
+            // Once per refusal, not per retry: the client retries every 0.75 s at most.
+            if loggedRefusal != error.description {
+                loggedRefusal = error.description
+                logger.error("the broker refused the connection; retrying quietly until it accepts", metadata: ["error": "\(error)"])
+            } else {
+                logger.debug("the broker refused the connection again", metadata: ["error": "\(error)"])
+            }
+            output.linkActions += outbox.linkDown()
+        case .loopExited(let error):
+            logger.critical("the MQTT network thread stopped", metadata: ["error": "\(error)"])
+            output.linkActions += outbox.linkDown()
+        }
+    }
+}
