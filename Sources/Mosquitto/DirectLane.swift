@@ -1,14 +1,14 @@
 import Glibc
 
 /// QoS 0 publishes written to the broker's socket by the publishing thread, bypassing
-/// libmosquitto's queue (``MQTTConfiguration/writesQoS0Directly``, plain TCP only).
+/// libmosquitto's queue (part of ``MQTTIOProfile/engine``, plain TCP only).
 ///
 /// Why: through libmosquitto every publish costs an allocation, a byte written to its socket
 /// pair, a hand-off to the network thread and a `send` of its own. A node's instant of
 /// per-second values (dozens of them) becomes here one encoded buffer and one `send`, made by
 /// the thread that published them; the network thread is woken only when the socket is full.
 ///
-/// `MQTTClientCore.direct` (a `Mutex`) holds it. The rules that keep the byte stream whole and
+/// `EngineIO.direct` (a `Mutex`) holds it. The rules that keep the byte stream whole and
 /// in order:
 /// 1. Bytes reach the socket only under that lock, and the thread serving the connection (the
 ///    network thread, or its loop host) holds it whenever it calls libmosquitto with a
@@ -40,7 +40,7 @@ struct DirectLane {
     private(set) var bytesWritten = 0
     /// The network thread has a connection whose CONNECT is sent (set and cleared under the
     /// lock): a publishing thread may then call libmosquitto's write itself
-    /// (``MQTTConfiguration/writesFromPublishingThread``). Kept by `open` and `close`.
+    /// (``MQTTIOProfile/engine``). Kept by `open` and `close`.
     var connectionUp = false
     /// The publishing thread's write of libmosquitto's queue failed, which closed the
     /// connection: its result and errno, for the network thread to report (it sees only a

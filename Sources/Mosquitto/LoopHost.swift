@@ -1,5 +1,5 @@
 import Dispatch
-public import Glibc
+import Glibc
 import Synchronization
 
 /// A thread that serves a client's connection in its own wait, in place of the client's
@@ -13,11 +13,10 @@ import Synchronization
 ///
 /// The contract, per connection (the network thread still connects, reconnects and backs
 /// off; it hands each connection over once the CONNECT is sent and waits):
-/// - `adopt` is called on the network thread. From then on the host adds
-///   ``MQTTHostedLoop/appendPollDescriptors(to:)`` to each of its waits (it must not wait
-///   longer than ``MQTTHostedLoop/millisecondsToNextTurn()``), and after each wait where they
-///   were ready, or where that time passed, calls ``MQTTHostedLoop/turn(socketEvents:wakeEvents:)``,
-///   never from two threads at once.
+/// - `adopt` is called on the network thread. From then on the host adds the connection's
+///   descriptors to each of its waits (``MQTTHostedLoop/addDescriptors(to:as:)``, a typed
+///   ``PollSet``; it must not wait longer than ``MQTTHostedLoop/millisecondsToNextTurn()``), and
+///   after each wait calls ``MQTTHostedLoop/turn(after:as:)``, never from two threads at once.
 /// - The loop is over when `turn` returns false: the connection ended, and the network thread
 ///   has it back (to reconnect or stop). The host drops the loop.
 /// - A host that stops before that calls ``MQTTHostedLoop/release()`` once: the network
@@ -29,6 +28,14 @@ public protocol MQTTLoopHost: AnyObject, Sendable {
     /// Takes `loop` (see the contract above). Returns false when the host cannot (it is
     /// stopping): the network thread serves the connection itself.
     func adopt(_ loop: MQTTHostedLoop) -> Bool
+}
+
+/// A hosted connection's two descriptors, as a host's ``PollSet`` tells them apart.
+public enum MQTTConnectionDescriptor: Equatable, Sendable {
+    /// The connection's socket.
+    case socket
+    /// The client's wake-up pipe.
+    case wakeUp
 }
 
 /// One connection of a client served by an ``MQTTLoopHost`` (see the contract there).
@@ -56,11 +63,13 @@ public final class MQTTHostedLoop: @unchecked Sendable {
         self.turnState = turnState
     }
 
-    /// Appends the connection's socket (read, and write while something waits to be written)
-    /// and the client's wake-up pipe (written when an API call queued a packet or asked to
-    /// disconnect), in that order.
-    public func appendPollDescriptors(to descriptors: inout [pollfd]) {
-        descriptors.append(contentsOf: core.pollDescriptors())
+    /// Adds the connection's socket (read, and write while something waits to be written) and
+    /// the client's wake-up pipe (written when an API call queued a packet or asked to
+    /// disconnect) to `set`, each under the role `role` gives it.
+    public func addDescriptors<Role>(to set: inout PollSet<Role>, as role: (MQTTConnectionDescriptor) -> Role) {
+        let (socket, wakeUp) = core.pollDescriptors()
+        set.add(role(.socket), fd: socket.fd, events: socket.events)
+        set.add(role(.wakeUp), fd: wakeUp.fd, events: wakeUp.events)
     }
 
     /// The longest the host may wait before the next turn (the keep-alive, or the end of a
@@ -69,11 +78,14 @@ public final class MQTTHostedLoop: @unchecked Sendable {
         core.millisecondsToNextTurn(turnState)
     }
 
-    /// Serves the connection after a wait: `socketEvents` and `wakeEvents` are the `revents`
-    /// of the two descriptors `appendPollDescriptors` gave. Reads what arrived (callbacks run
-    /// here, on the host's thread), writes what waits, does the keep-alive. Returns false when
-    /// the connection ended: the network thread has it back, and the host drops the loop.
-    public func turn(socketEvents: Int16, wakeEvents: Int16) -> Bool {
+    /// Serves the connection after a wait on `set` (to which ``addDescriptors(to:as:)`` added
+    /// it under `role`), when its descriptors were ready or a turn is due: reads what arrived
+    /// (callbacks run here, on the host's thread), writes what waits, does the keep-alive.
+    /// Returns false when the connection ended: the network thread has it back, and the host
+    /// drops the loop.
+    public func turn<Role>(after set: PollSet<Role>, as role: (MQTTConnectionDescriptor) -> Role) -> Bool {
+        let socketEvents = set.readiness(of: role(.socket)), wakeEvents = set.readiness(of: role(.wakeUp))
+        guard socketEvents != 0 || wakeEvents != 0 || millisecondsToNextTurn() == 0 else { return true }
         guard let end = core.hostedTurn(socketEvents: socketEvents, wakeEvents: wakeEvents, &turnState) else { return true }
         finish(.ended(rc: end.rc, errno: end.errno))
         return false

@@ -22,8 +22,8 @@ import Foundation
 /// invariants (documented there) make every method safe to call from any task or thread
 /// at any time: libmosquitto is configured completely in `init` before any thread
 /// exists; afterwards API calls only use libmosquitto's thread-safe queueing functions;
-/// connecting runs on the client's own network thread, the loop on it or on the loop host it
-/// hands the connection to (``serveConnections(on:)``), never on both at once; callbacks are
+/// connecting runs on the client's own network thread, the loop on it or (``MQTTIOProfile/engine``)
+/// on the loop host it hands the connection to (``serveConnections(on:)``), never on both at once; callbacks are
 /// static C functions that copy their data and yield; `mosquitto_destroy` runs exactly once,
 /// when no call is inside the handle and the network thread has returned. No user closure
 /// ever reaches C, so no callback can run on, or hop to, the main actor.
@@ -73,6 +73,23 @@ public final class MQTTClient: @unchecked Sendable {
 
     /// Whether the broker has accepted the current connection.
     public var isConnected: Bool { core.state.withLock { $0.isConnected } }
+
+    /// The MQTT version of the current (or next) connection: the configured one, or, with
+    /// ``MQTTConfiguration/fallsBackToV3_1_1``, the one the broker accepted.
+    public var protocolVersion: MQTTVersion { core.state.withLock { $0.version } }
+
+    /// Before ``connect()``, with ``MQTTConfiguration/fallsBackToV3_1_1``: starts with the
+    /// version `other` (a client of the same broker) settled on, and its reason, instead of
+    /// trying MQTT 5 again. Does nothing otherwise.
+    public func startNegotiation(like other: MQTTClient) {
+        let (version, reason) = other.core.state.withLock { ($0.version, $0.negotiation.fallbackReason) }
+        core.state.withLock { $0.startNegotiation(at: version, because: reason) }
+    }
+
+    /// Why the client speaks MQTT 3.1.1 although it tried 5 first (``MQTTConfiguration/fallsBackToV3_1_1``); nil otherwise.
+    public var versionFallbackReason: String? {
+        core.state.withLock { $0.version == .v3_1_1 ? $0.negotiation.fallbackReason : nil }
+    }
 
     /// Connects and returns once the broker accepted the connection (the first CONNACK).
     ///
@@ -192,13 +209,13 @@ public final class MQTTClient: @unchecked Sendable {
         guard payload.count <= Int(Int32.max) else {
             throw MQTTError(.invalidArgument, "the payload of \(payload.count) bytes is too large for MQTT")
         }
-        if core.configuration.version == .v5, !properties.isEmpty {
+        if core.speaksMQTT5.load(ordering: .acquiring), !properties.isEmpty {
             // Check the properties now, not only when a kept publish is finally sent.
             var list = try properties.makePropertyList()
             mosquitto_property_free_all(&list)
         }
         // QoS 0 through the direct lane when the client has one and it can take it now
-        // (MQTTConfiguration.writesQoS0Directly); otherwise through libmosquitto.
+        // (the `engine` profile); otherwise through libmosquitto.
         if qos == .atMostOnce, properties.isEmpty, core.writeDirectly(topic: topic, payload: payload, retain: retain) { return }
         let pending = PublishTracker.PendingPublish(
             topic: topic, payload: payload, qos: qos, retain: retain, properties: properties, token: token)
@@ -226,11 +243,12 @@ public final class MQTTClient: @unchecked Sendable {
     }
 
     /// Lets `host`'s thread serve this client's connections, from the next one on, in place
-    /// of the client's network thread (plain TCP only; with TLS the network thread keeps
-    /// them). The network thread still connects, reconnects and backs off. See
-    /// ``MQTTLoopHost`` for the contract and why. The client holds `host` weakly.
+    /// of the client's network thread (``MQTTIOProfile/engine`` only, so plain TCP only; under
+    /// `library` the network thread keeps them). The network thread still connects, reconnects
+    /// and backs off. See ``MQTTLoopHost`` for the contract and why. The client holds `host`
+    /// weakly.
     public func serveConnections(on host: any MQTTLoopHost) {
-        core.loopHost.withLock { $0.host = host }
+        core.engine?.loopHost.withLock { $0.host = host }
     }
 
     /// Starts a batch of publishes: until the matching ``endPublishBatch()``, publishes are
@@ -239,7 +257,7 @@ public final class MQTTClient: @unchecked Sendable {
     /// one instant (a node's per-second values): one thread hand-off instead of one per
     /// message. Order is kept; a publish of another task during the batch waits for its end
     /// (or for the network thread's next wake-up). Batches may nest; every begin needs its
-    /// end. Over TLS (`mosquitto_loop` wakes on every packet) it changes nothing.
+    /// end. Under the `library` profile (every packet wakes the network thread) it changes nothing.
     public func beginPublishBatch() {
         core.beginBatch()
     }
@@ -253,12 +271,12 @@ public final class MQTTClient: @unchecked Sendable {
     /// set while a connection attempt waits for its CONNACK).
     var logLinesSeen: Int { core.logLinesSeen.load(ordering: .relaxed) }
 
-    /// Whether this client has the direct lane (`writesQoS0Directly` over plain TCP).
-    var hasDirectLane: Bool { core.directLaneEnabled }
+    /// Whether this client has the direct lane (the `engine` profile over plain TCP).
+    var hasDirectLane: Bool { core.engine != nil }
 
     /// Bytes written through the direct lane so far (tests: QoS 0 publishes really took it).
     var directBytesWritten: Int { core.directBytesWritten }
-    /// Times a publishing thread wrote libmosquitto's queue itself (`writesFromPublishingThread`; tests).
+    /// Times a publishing thread wrote libmosquitto's queue itself (the `engine` profile; tests).
     var publisherWriteCount: Int { core.publisherWriteCount }
     /// The flush of kept publishes after the last CONNACK has not ended: QoS 0 publishes made
     /// now may overtake QoS 1 ones (tests that check the order on the wire wait for its end).

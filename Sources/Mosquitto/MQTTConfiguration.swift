@@ -138,6 +138,13 @@ public struct MQTTConfiguration: Sendable {
     /// the broker drops a larger message for this client instead of sending it, so no
     /// publisher can make it allocate more. `nil`: no limit but the protocol's 256 MB.
     public var maximumPacketSize: UInt32? = nil
+    /// With `version` `.v5`: when the broker shows it does not speak MQTT 5 (it refuses the
+    /// version, closes the connection before accepting it, or leaves the CONNECT unanswered
+    /// for 2 s), the client tries 3.1.1, and keeps whichever version a broker accepts first.
+    /// ``MQTTClient/protocolVersion`` and ``MQTTClient/versionFallbackReason`` say which and why.
+    /// A refused login or a TLS failure never makes it change. (amqtt and RabbitMQ before 3.13
+    /// speak only 3.1.1.)
+    public var fallsBackToV3_1_1 = false
     /// How reconnect attempts are spaced.
     public var reconnect: MQTTReconnectPolicy
     /// How long ``MQTTClient/connect()`` waits for the first CONNACK.
@@ -150,18 +157,9 @@ public struct MQTTConfiguration: Sendable {
     /// order, right after the next CONNACK; beyond the limit ``MQTTClient/publish(to:payload:qos:retain:properties:)``
     /// throws `.notConnected`. They are lost if the process ends or ``MQTTClient/disconnect()`` runs.
     public var offlineQueueLimit: Int
-    /// QoS 0 publishes without properties (and payloads up to 16 KB) are encoded by the client
-    /// and written to the socket by the publishing thread, one `send` per batch, instead of
-    /// going through libmosquitto's queue and network thread (`DirectLane`). Their order with
-    /// the client's other publishes is kept. Plain TCP only: ignored with TLS. Off by default.
-    public var writesQoS0Directly = false
-    /// The thread that hands packets to libmosquitto (at the end of a batch, or a publish made
-    /// outside one) also writes them to the socket, under the lock the network thread holds
-    /// for its own libmosquitto calls, instead of waking the network thread to write them:
-    /// one thread switch less between a publish and the broker. The network thread still
-    /// reads, keeps the connection alive and writes what a full socket left. Plain TCP only:
-    /// ignored with TLS. Off by default.
-    public var writesFromPublishingThread = false
+    /// Which threads do the socket I/O: `library` (libmosquitto's own loop on the client's
+    /// network thread, the default) or `engine` (opt-in; plain TCP only). See ``MQTTIOProfile``.
+    public var ioProfile: MQTTIOProfile = .library
 
     /// Creates a configuration; see the properties for the meaning of each argument.
     public init(

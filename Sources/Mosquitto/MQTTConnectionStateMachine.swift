@@ -143,7 +143,9 @@ struct MQTTConnectionStateMachine {
         var exitWaiters: [OneShot<Void>] = []
     }
 
-    let version: MQTTVersion
+    /// The version of the next (or current) CONNECT, and whether it may still change.
+    private(set) var negotiation: VersionNegotiation
+    var version: MQTTVersion { negotiation.version }
     let reconnectPolicy: MQTTReconnectPolicy
     let endpoint: String
 
@@ -156,9 +158,9 @@ struct MQTTConnectionStateMachine {
     private(set) var acceptedConnections = 0
     private var lastWaiterToken: UInt64 = 0
 
-    init(version: MQTTVersion, reconnectPolicy: MQTTReconnectPolicy, endpoint: String, tlsConfigured: Bool,
+    init(version: MQTTVersion, fallsBack: Bool = false, reconnectPolicy: MQTTReconnectPolicy, endpoint: String, tlsConfigured: Bool,
          clientCertificateConfigured: Bool = false, offlineQueueLimit: Int = 1000) {
-        self.version = version
+        self.negotiation = VersionNegotiation(version: version, fallsBack: fallsBack)
         self.reconnectPolicy = reconnectPolicy
         self.endpoint = endpoint
         self.diagnostics = ConnectionDiagnostics(
@@ -353,8 +355,9 @@ struct MQTTConnectionStateMachine {
         }
     }
 
-    /// `mosquitto_connect_bind_v5` returned success: a socket exists and CONNECT is on its way.
-    mutating func connectSent() {
+    /// `mosquitto_connect_bind_v5` returned success at `now`: a socket exists and CONNECT is on its way.
+    mutating func connectSent(now: ContinuousClock.Instant = .now) {
+        negotiation.connectSent(at: now)
         switch state {
         case .connecting(var context):
             context.attempt = .awaitingConnack
@@ -388,6 +391,7 @@ struct MQTTConnectionStateMachine {
         subscriptions.connackReceived()
         let event = MQTTConnectionEvent.connected(sessionPresent: sessionPresent)
         if reasonCode == 0 {
+            negotiation.accepted()
             switch state {
             case .connecting(let context), .reconnecting(let context):
                 acceptedConnections += 1
@@ -409,6 +413,10 @@ struct MQTTConnectionStateMachine {
             }
         }
         let error = MQTTError.connack(reasonCode, version: version)
+        if negotiation.refused(reasonCode: reasonCode) {
+            // Not an error: the connection ends and the next attempt speaks 3.1.1 (connectionEnded).
+            return .ignore
+        }
         switch state {
         case .connecting(let context):
             // Refused on the first connection: fail connect() now, and do not retry
@@ -480,6 +488,14 @@ struct MQTTConnectionStateMachine {
         case .connecting(var context):
             let error = diagnostics.error(endingWith: rc, errno: errno, connectFailed: connectFailed, connackSeen: false)
             context.lastFailure = error
+            let sent = !connectFailed && context.attempt == .awaitingConnack
+            if !ConnectionDiagnostics.isFatal(rc), negotiation.attemptEnded(connectSent: sent, error: error.code) {
+                // The broker does not speak MQTT 5 (VersionNegotiation): 3.1.1 at once.
+                context.attempt = .backingOff(.zero)
+                state = .connecting(context)
+                action.next = .retry(after: .zero)
+                return action
+            }
             if ConnectionDiagnostics.isFatal(rc) || error.code == .tls || error.code == .protocolError {
                 // Retrying cannot help, or the first connection cannot work as configured:
                 // fail connect() now.
@@ -568,7 +584,24 @@ struct MQTTConnectionStateMachine {
         publishes.publishFoundNoConnection(publish, generation: generation, link: publishLink)
     }
 
-    /// The network thread, after each `mosquitto_loop` call: the kept publishes to send now,
+    /// See ``MQTTClient/startNegotiation(like:)``: only before the first connect.
+    mutating func startNegotiation(at version: MQTTVersion, because reason: String?) {
+        guard case .idle = state, acceptedConnections == 0 else { return }
+        negotiation.start(at: version, because: reason)
+    }
+
+    /// The thread serving the connection, at each turn: whether to end a CONNECT the broker
+    /// left unanswered, so that the next attempt speaks 3.1.1 (``VersionNegotiation``).
+    mutating func abandonsUnansweredConnect(now: ContinuousClock.Instant) -> Bool {
+        switch state {
+        case .connecting(let context) where context.attempt == .awaitingConnack:
+            return negotiation.abandonsUnanswered(now: now)
+        case .idle, .connecting, .connected, .reconnecting, .stopping, .closed:
+            return false
+        }
+    }
+
+    /// The serving thread, after each turn of the loop: the kept publishes to send now,
     /// in order (then it asks again), or nothing, which ends the flush. A flush starts at a
     /// CONNACK and is taken only after the loop call that handled it has returned, that is
     /// after libmosquitto resent the older messages it kept itself, so nothing newer

@@ -28,13 +28,13 @@ public final class ControlClient: Sendable {
     public var baseTopic: String { topics.base }
     /// The MQTT client underneath (for subscriptions of its own, e.g. `pacer watch`).
     public let mqtt: MQTTClient
-    /// Where replies come: the private response topic (MQTT 5) or `<base>/reply`.
-    public let replyTopic: String
+    /// Where replies come: the private response topic (MQTT 5) or `<base>/reply` (3.1.1,
+    /// configured or chosen when the broker would not speak 5).
+    public var replyTopic: String { state.withLock { $0.replyTopic } }
     /// Everything heard that is not a reply to one of our requests.
     public let updates: AsyncStream<ControlUpdate>
 
     private let updatesContinuation: AsyncStream<ControlUpdate>.Continuation
-    private let usesResponseTopic: Bool
     private let requestPrefix: String
 
     private struct State {
@@ -42,8 +42,11 @@ public final class ControlClient: Sendable {
         var nodeStatus: String?
         var counter = 0
         var routing = false
+        /// MQTT 5: requests name `replyTopic` as their response topic.
+        var usesResponseTopic: Bool
+        var replyTopic: String
     }
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     /// Creates the client; does not connect.
     ///
@@ -58,8 +61,9 @@ public final class ControlClient: Sendable {
             throw ControlError(.connection, "cannot set up the MQTT client: \(error)")
         }
         topics = Topics(base: baseTopic)
-        usesResponseTopic = configuration.version == .v5
-        replyTopic = usesResponseTopic ? topics.reply(clientID: configuration.clientID) : topics.reply
+        let usesResponseTopic = configuration.version == .v5
+        state = Mutex(State(usesResponseTopic: usesResponseTopic,
+                            replyTopic: usesResponseTopic ? topics.reply(clientID: configuration.clientID) : topics.reply))
         requestPrefix = "\(configuration.clientID)-"
         (updates, updatesContinuation) = AsyncStream.makeStream(of: ControlUpdate.self)
     }
@@ -84,10 +88,21 @@ public final class ControlClient: Sendable {
             try await mqtt.subscribe(to: replyTopic, qos: .atLeastOnce)
             try await mqtt.subscribe(to: topics.status, qos: .atLeastOnce)
             try await mqtt.connect()
+            if mqtt.protocolVersion == .v3_1_1, state.withLock({ $0.usesResponseTopic }) {
+                // The broker would not speak MQTT 5: no response topics, replies on <base>/reply.
+                try await mqtt.subscribe(to: topics.reply, qos: .atLeastOnce)
+                state.withLock {
+                    $0.usesResponseTopic = false
+                    $0.replyTopic = topics.reply
+                }
+            }
         } catch {
             let hint: String = switch error.code {
             case .badCredentials, .notAuthorized: "check --username and --password-file (PACER_USERNAME, PACER_PASSWORD_FILE)"
             case .tls: "check --ca-file (PACER_CA_FILE) and the broker's certificate"
+            case .timeout where mqtt.configuration.version == .v5 && !mqtt.configuration.fallsBackToV3_1_1,
+                 .protocolError where mqtt.configuration.version == .v5 && !mqtt.configuration.fallsBackToV3_1_1:
+                "the broker took the connection but did not accept MQTT 5: if it speaks only 3.1.1, pass --mqtt-version 3.1.1, or leave it unset to let pacer fall back by itself"
             default: "is the broker running? check --broker (PACER_BROKER) or the config file's broker.url"
             }
             throw ControlError(.connection, "cannot connect to the broker at \(broker): \(error); \(hint)")
@@ -126,6 +141,7 @@ public final class ControlClient: Sendable {
         let (stream, continuation) = AsyncStream.makeStream(of: JSONValue.self)
         state.withLock { $0.waiters[id] = continuation }
         defer { _ = state.withLock { $0.waiters.removeValue(forKey: id) } }
+        let (usesResponseTopic, replyTopic) = state.withLock { ($0.usesResponseTopic, $0.replyTopic) }
         let properties = usesResponseTopic ? MQTTProperties(responseTopic: replyTopic, correlationData: Array(id.utf8)) : .none
         do {
             try await mqtt.publish(to: topic, payload: sent.json.jsonBytes,
@@ -195,6 +211,7 @@ public final class ControlClient: Sendable {
     }
 
     private func route(_ message: MQTTMessage) {
+        let (usesResponseTopic, replyTopic) = state.withLock { ($0.usesResponseTopic, $0.replyTopic) }
         if message.topic == replyTopic {
             // MQTT 5: the correlation data is our request id; 3.1.1 (or a node that drops
             // it): the echoed "id".

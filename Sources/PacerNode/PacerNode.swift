@@ -104,23 +104,30 @@ public struct PacerNode: Sendable {
         // shutdown in that state still ends within 2 s.
         c.shutdownTimeout = .seconds(1)
         c.reconnect = reconnectPolicy
-        // The engine's thread writes its states, events and replies to the socket at the end
-        // of each batch: no wake-up of the network thread between a command and its answer.
-        c.writesFromPublishingThread = configuration.broker.ioThread == .engine
+        // `engine`: the engine's thread writes its states, events and replies to the socket at
+        // the end of each batch: no wake-up of the network thread between a command and its answer.
+        c.ioProfile = ioProfile(configuration)
         return c
     }
 
     /// The plain topics' own connection: the same broker, account and TLS, its own client id,
     /// a clean start (nothing to keep: every plain topic is republished when it connects), no
     /// will (the main connection's `offline` speaks for the node). Its QoS 0 values are written
-    /// by the engine's thread, one `send` per instant (`writesQoS0Directly`; plain TCP only).
+    /// by the engine's thread, one `send` per instant (the `engine` profile's direct lane).
     static func plainMQTTConfiguration(_ configuration: NodeConfiguration) -> MQTTConfiguration {
         var c = configuration.mqttConfiguration(clientID: configuration.plainClientID, will: nil, cleanStart: true)
         c.shutdownTimeout = .seconds(1)
         c.reconnect = reconnectPolicy
-        c.writesQoS0Directly = configuration.broker.ioThread == .engine
-        c.writesFromPublishingThread = configuration.broker.ioThread == .engine
+        c.ioProfile = ioProfile(configuration)
         return c
+    }
+
+    /// `broker.io_thread` as the MQTT client's profile.
+    static func ioProfile(_ configuration: NodeConfiguration) -> MQTTIOProfile {
+        switch configuration.broker.ioThread {
+        case .engine: .engine
+        case .library: .library
+        }
     }
 }
 
@@ -274,13 +281,22 @@ struct MQTTConnectionService: Service {
                         }
                     } else {
                         lastLogged = now
+                        var hint = "is the broker running and is broker.url (--broker) right?"
+                        if configuration.broker.mqttVersion == "5", error.code == .timeout || error.code == .protocolError {
+                            hint = "if the broker speaks only MQTT 3.1.1, set broker.mqtt_version to 3.1.1 or auto (--mqtt-version)"
+                        }
                         logger.warning("broker not reachable; retrying", metadata: [
-                            "broker": "\(configuration.broker.url)", "error": "\(error)",
+                            "broker": "\(configuration.broker.url)", "error": "\(error)", "check": "\(hint)",
                             "retry_every": "\(Self.retryDelay)", "logged": "once a minute while it lasts"])
                     }
                     try await Task.sleep(for: Self.retryDelay)
                 }
             }
+        }
+        if let reason = client.versionFallbackReason {
+            logger.notice("speaking MQTT 3.1.1: \(reason); MQTT 5's extras (response topics) are off, replies go to <base>/reply. broker.mqtt_version: 3.1.1 (--mqtt-version 3.1.1) skips the MQTT 5 attempt")
+        } else if configuration.broker.mqttVersion == "auto" {
+            logger.info("speaking MQTT 5", metadata: ["broker": "\(configuration.broker.url)"])
         }
         let b = configuration.broker
         logger.notice("ready: watch with `mosquitto_sub -h \(b.host) -p \(b.port) -t '\(topics.base)/#' -v`, command with `mosquitto_pub -h \(b.host) -p \(b.port) -t \(topics.base)/timers/<id>/cmd -m start`")

@@ -53,6 +53,8 @@ struct PlainTopicsConnectionService: Service {
         while !mainClient.isConnected {
             try await Task.sleep(for: .milliseconds(50))
         }
+        // The same broker: no second MQTT 5 attempt when the main connection had to use 3.1.1.
+        client.startNegotiation(like: mainClient)
         while true {
             do {
                 try await client.connect()

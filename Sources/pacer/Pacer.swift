@@ -36,7 +36,7 @@ struct NodeOptions: ParsableArguments {
     var passwordFile: String?
     @Option(help: "CA certificate file for TLS (PACER_CA_FILE).")
     var caFile: String?
-    @Option(help: "MQTT protocol version: 5 or 3.1.1 (PACER_MQTT_VERSION).")
+    @Option(help: "MQTT protocol version: auto (the default: 5, or 3.1.1 when the broker will not speak 5), 5 or 3.1.1 (PACER_MQTT_VERSION).")
     var mqttVersion: String?
     @Option(help: "trace, debug, info, notice, warning, error or critical (PACER_LOG_LEVEL).")
     var logLevel: String?
@@ -130,7 +130,7 @@ extension Pacer {
             do {
                 let config = try NodeConfiguration.load(flags: .init(configFile: file), environment: [:])
                 print("\(file): OK")
-                print("  node \(config.nodeID), base topic \(config.baseTopic), broker \(config.broker.url) (MQTT \(config.broker.mqttVersion))")
+                print("  node \(config.nodeID), base topic \(config.baseTopic), broker \(config.broker.url) (MQTT \(config.broker.mqttVersion == "auto" ? "5, or 3.1.1 if the broker will not speak 5" : config.broker.mqttVersion))")
                 print("  \(config.timers.count) timer(s), \(config.presets.count) preset(s), \(config.heartRate.sources.count) heart-rate source(s)")
                 print("  Home Assistant discovery " + (config.homeAssistant.enabled ? "on (prefix \(config.homeAssistant.prefix))" : "off"))
                 print("  sound " + (config.sound.map { sound in

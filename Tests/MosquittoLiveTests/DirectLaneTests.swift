@@ -3,7 +3,7 @@ import Foundation
 import PacerTestSupport
 import Testing
 
-/// `MQTTConfiguration.writesQoS0Directly`: QoS 0 publishes written by the publishing thread.
+/// The `engine` profile's direct lane: QoS 0 publishes written by the publishing thread.
 @Suite("The direct QoS 0 lane")
 struct DirectLaneEncodingTests {
     @Test("a QoS 0 PUBLISH is encoded as MQTT 3.1.1 and 5 lay it out")
@@ -28,17 +28,19 @@ struct DirectLaneEncodingTests {
         defer { try? FileManager.default.removeItem(atPath: caFile) }
         var configuration = MQTTConfiguration(clientID: unique("tls"))
         configuration.tls = MQTTTLSConfiguration(caFile: caFile)
-        configuration.writesQoS0Directly = true
+        configuration.ioProfile = .engine
         #expect(try MQTTClient(configuration: configuration).hasDirectLane == false)
         var plain = MQTTConfiguration(clientID: unique("plain"))
-        plain.writesQoS0Directly = true
+        plain.ioProfile = .engine
         #expect(try MQTTClient(configuration: plain).hasDirectLane == true)
+        // The default profile is libmosquitto's own loop: no lane.
+        #expect(try MQTTClient(configuration: MQTTConfiguration(clientID: unique("default"))).hasDirectLane == false)
     }
 }
 
 func directConfiguration(_ broker: TestBroker, version: MQTTVersion = .v5, port: Int? = nil) -> MQTTConfiguration {
     var c = configuration(broker, version: version, port: port)
-    c.writesQoS0Directly = true
+    c.ioProfile = .engine
     return c
 }
 

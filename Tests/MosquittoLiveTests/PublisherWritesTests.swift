@@ -3,19 +3,17 @@ import Foundation
 import PacerTestSupport
 import Testing
 
-/// `MQTTConfiguration.writesFromPublishingThread`: the thread that hands packets to libmosquitto
-/// writes them to the socket itself, under the lock the network thread holds for its own calls.
+/// The `engine` profile: the thread that hands packets to libmosquitto writes them to the socket
+/// itself, under the lock the network thread holds for its own calls.
 extension BrokerTests {
-    @Test("the publishing thread writes libmosquitto's queue: QoS 0 and 1, batched and single, whole and in order",
-          arguments: [false, true])
-    func publisherWritesOrder(directLane: Bool) async throws {
+    @Test("the publishing thread writes libmosquitto's queue: QoS 0 and 1, batched and single, whole and in order")
+    func publisherWritesOrder() async throws {
         try await withTestBroker { broker in
             let proxy = try TCPProxy.start(forwardingTo: broker.port)
             defer { proxy.stop() }
             let subscriber = try await ConnectedClient(configuration(broker))
             var c = configuration(broker, port: proxy.port)
-            c.writesFromPublishingThread = true
-            c.writesQoS0Directly = directLane
+            c.ioProfile = .engine
             let publisher = try await ConnectedClient(c)
             #expect(await publisher.flushEnded())
             let topic = unique("publisher-writes")
@@ -62,7 +60,7 @@ extension BrokerTests {
             let proxy = try TCPProxy.start(forwardingTo: broker.port)
             defer { proxy.stop() }
             var c = configuration(broker, port: proxy.port)
-            c.writesFromPublishingThread = true
+            c.ioProfile = .engine
             let publisher = try await ConnectedClient(c)
             let subscriber = try await ConnectedClient(configuration(broker))
             let topic = unique("publisher-cut")

@@ -1,5 +1,7 @@
 import Foundation
+import Mosquitto
 import PacerCore
+import PacerProtocol
 @testable import PacerNode
 import PacerTestSupport
 import Testing
@@ -38,7 +40,9 @@ import Testing
         #expect(config.nodeID == "gym-pi")
         #expect(config.baseTopic == "pacer/gym-pi")
         #expect(config.broker.url == "mqtt://127.0.0.1:1883")
-        #expect(config.broker.mqttVersion == "5")
+        #expect(config.broker.mqttVersion == "auto")
+        let mqtt = config.mqttConfiguration(clientID: "c", will: nil, cleanStart: true)
+        #expect(mqtt.version == .v5 && mqtt.fallsBackToV3_1_1, "auto: MQTT 5 first, 3.1.1 when the broker will not speak it")
         #expect(config.brokerConfigured == false)
         #expect(config.clientID == "pacer-gym-pi")
     }
@@ -94,6 +98,17 @@ import Testing
         #expect(c.timers.map(\.id) == ["main"] && c.timers[0].restore == .pause)
         #expect(c.presets["hiit"]?["work"] == .string("45s"))
         #expect(c.retention.restoreMaxAgeMs == 7_200_000)
+    }
+
+    /// `broker.io_thread` is the MQTT client's one I/O profile, on both of the node's connections
+    /// (issue 28): `engine` by default, `library` (libmosquitto's own loop) when asked.
+    @Test func ioThreadSelectsTheClientProfile() throws {
+        for (yaml, profile) in [("", MQTTIOProfile.engine), ("broker: {io_thread: engine}\n", .engine), ("broker: {io_thread: library}\n", .library)] {
+            let c = try NodeConfiguration.load(flags: .init(configFile: try write("node: gym\n" + yaml)), environment: [:], hostname: "box")
+            let topics = Topics(base: c.baseTopic)
+            #expect(PacerNode.mqttConfiguration(c, topics: topics).ioProfile == profile, "\(yaml)")
+            #expect(PacerNode.plainMQTTConfiguration(c).ioProfile == profile, "\(yaml)")
+        }
     }
 
     @Test func environmentOverridesFileAndFlagsOverrideEnvironment() throws {

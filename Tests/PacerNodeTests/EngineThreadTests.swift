@@ -192,7 +192,7 @@ struct EngineThreadLiveTests {
             let thread = EngineThread(name: "et-host", deadlineInput: Self.deadline)
             var configuration = MQTTConfiguration(
                 host: broker.host, port: broker.port, clientID: "et-host-\(UUID().uuidString.prefix(8))", version: .v5)
-            configuration.writesFromPublishingThread = true
+            configuration.ioProfile = .engine
             let client = try MQTTClient(configuration: configuration)
             client.serveConnections(on: thread)
             try await client.connect()

@@ -170,7 +170,7 @@ extension NodeConfiguration {
         if let v = r.bool(b["verify_hostname"], key: "broker.verify_hostname") { broker.verifyHostname = v }
         if let v = r.string(b["mqtt_version"], key: "broker.mqtt_version") {
             if let version = Self.mqttVersion(v) { broker.mqttVersion = version } else {
-                r.fail("broker.mqtt_version", b["mqtt_version"], "expected 5 or 3.1.1, got '\(v)'")
+                r.fail("broker.mqtt_version", b["mqtt_version"], "expected auto, 5 or 3.1.1, got '\(v)'")
             }
         }
         if let v = r.int(b["keepalive"], key: "broker.keepalive", range: 5...3600) { broker.keepAliveSeconds = v }
@@ -317,7 +317,7 @@ extension NodeConfiguration {
         }
         if let v = o.mqttVersion {
             if let version = Self.mqttVersion(v) { broker.mqttVersion = version } else {
-                fail(name("mqtt_version"), "expected 5 or 3.1.1, got '\(v)'")
+                fail(name("mqtt_version"), "expected auto, 5 or 3.1.1, got '\(v)'")
             }
         }
         if let v = o.logLevel {
@@ -399,6 +399,7 @@ extension NodeConfiguration {
         switch text.lowercased() {
         case "5", "5.0", "v5", "mqttv5": "5"
         case "3.1.1", "311", "v3.1.1", "4", "mqttv311": "3.1.1"
+        case "auto", "": "auto"
         default: nil
         }
     }

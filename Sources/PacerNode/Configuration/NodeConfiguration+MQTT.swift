@@ -19,6 +19,7 @@ extension NodeConfiguration {
         c.host = b.host
         c.port = b.port
         c.version = b.mqttVersion == "3.1.1" ? .v3_1_1 : .v5
+        c.fallsBackToV3_1_1 = b.mqttVersion == "auto"
         c.keepAlive = b.keepAliveSeconds
         c.username = b.username
         c.password = b.password

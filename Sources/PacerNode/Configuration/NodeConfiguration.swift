@@ -13,14 +13,15 @@ public enum RestorePolicy: String, Sendable, Codable, CaseIterable {
     case discard
 }
 
-/// Which thread reads and writes the broker connections' sockets (`broker.io_thread`).
+/// Which thread reads and writes the broker connections' sockets (`broker.io_thread`): the MQTT
+/// client's profile (`MQTTIOProfile`) for both of the node's connections.
 public enum MQTTIOThread: String, Sendable, Equatable, CaseIterable {
-    /// The engine's own thread serves the command connection in its sleep and writes what it
-    /// publishes (Mosquitto/LoopHost.swift, DirectLane.swift): the default today.
+    /// `MQTTIOProfile.engine`: the engine's thread serves the command connection and writes what
+    /// it publishes (docs/architecture.md, Threads). The default: it earned its place in
+    /// `scripts/bench` (BENCHMARKS.md, issue 28).
     case engine
-    /// libmosquitto's own network thread (`loop_start`), the canonical sequence: the
-    /// simplest path, kept beside the other until `scripts/bench` shows whether the engine
-    /// thread's path buys the 20 % it must (issue 28).
+    /// `MQTTIOProfile.library`: libmosquitto's own loop on each client's network thread, the
+    /// canonical sequence.
     case library
 }
 
@@ -36,8 +37,8 @@ public struct BrokerSettings: Sendable, Equatable {
     public var certificateFile: String?
     public var keyFile: String?
     public var verifyHostname = true
-    /// `"5"` (default) or `"3.1.1"`.
-    public var mqttVersion = "5"
+    /// `"auto"` (default: MQTT 5, and 3.1.1 when the broker will not speak 5), `"5"` or `"3.1.1"`.
+    public var mqttVersion = "auto"
     public var keepAliveSeconds = 30
     /// Stable client id so the broker keeps our session; default `pacer-<node>`.
     public var clientID: String?

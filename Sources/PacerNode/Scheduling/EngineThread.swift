@@ -63,6 +63,16 @@ final class EngineThread<Input: Sendable>: SerialExecutor, TaskExecutor, MQTTLoo
     /// What the queue holds for `next()`.
     private enum Take { case input(Input), finished, empty }
 
+    /// What each descriptor of the thread's wait is (its `PollSet`).
+    private enum Descriptor: Equatable {
+        /// `wakePipe`'s read end: a job or input was queued, the deadline moved, or `stop()`.
+        case wakeUp
+        /// The timerfd of the armed deadline.
+        case alarm
+        /// The hosted command connection's (`MQTTLoopHost`).
+        case connection(MQTTConnectionDescriptor)
+    }
+
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     /// `[read end, write end]`, non-blocking: one byte wakes the sleeping thread.
     private let wakePipe: [Int32]
@@ -236,16 +246,16 @@ final class EngineThread<Input: Sendable>: SerialExecutor, TaskExecutor, MQTTLoo
     /// starts held about twice the heap without it: BENCHMARKS.md, ninth session).
     func serveConnectionNow() {
         guard let hosted = locked({ $0.hosted }) else { return }
-        var fds: [pollfd] = []
-        hosted.appendPollDescriptors(to: &fds)
-        guard poll(&fds, nfds_t(fds.count), 0) > 0 else { return }
-        turn(hosted, socketEvents: fds[0].revents, wakeEvents: fds[1].revents)
+        var set = PollSet<Descriptor>()
+        hosted.addDescriptors(to: &set, as: Descriptor.connection)
+        guard set.wait(timeoutMs: 0) > 0 else { return }
+        turn(hosted, after: set)
     }
 
-    /// One turn of the served connection; forgets it when the connection ended (its network
-    /// thread has it back).
-    private func turn(_ hosted: MQTTHostedLoop, socketEvents: Int16, wakeEvents: Int16) {
-        if !hosted.turn(socketEvents: socketEvents, wakeEvents: wakeEvents) {
+    /// One turn of the served connection (when its descriptors in `set` were ready, or its
+    /// keep-alive is due); forgets it when the connection ended (its network thread has it back).
+    private func turn(_ hosted: MQTTHostedLoop, after set: PollSet<Descriptor>) {
+        if !hosted.turn(after: set, as: Descriptor.connection) {
             locked { state in if state.hosted === hosted { state.hosted = nil } }
         }
     }
@@ -335,24 +345,23 @@ final class EngineThread<Input: Sendable>: SerialExecutor, TaskExecutor, MQTTLoo
                 state.sleeps += 1
             }
             pthread_mutex_unlock(mutex)
-            var fds = [pollfd(fd: wakePipe[0], events: Int16(POLLIN), revents: 0), pollfd(fd: alarm, events: Int16(POLLIN), revents: 0)]
-            hosted?.appendPollDescriptors(to: &fds)
-            _ = poll(&fds, nfds_t(fds.count), timeoutMs)
+            var set = PollSet<Descriptor>()
+            set.add(.wakeUp, fd: wakePipe[0], events: Int16(POLLIN))
+            set.add(.alarm, fd: alarm, events: Int16(POLLIN))
+            hosted?.addDescriptors(to: &set, as: Descriptor.connection)
+            set.wait(timeoutMs: timeoutMs)
             if sleeps {
                 pthread_mutex_lock(mutex)
                 state.sleeping = false
                 pthread_mutex_unlock(mutex)
             }
-            if fds[0].revents != 0 {
+            if set.readiness(of: .wakeUp) != 0 {
                 var drain = [UInt8](repeating: 0, count: 64)
                 while read(wakePipe[0], &drain, drain.count) > 0 {}
             }
             if let hosted {
                 socketChecked = true
-                let socketEvents = fds[2].revents, wakeEvents = fds[3].revents
-                if socketEvents != 0 || wakeEvents != 0 || hosted.millisecondsToNextTurn() == 0 {
-                    turn(hosted, socketEvents: socketEvents, wakeEvents: wakeEvents)
-                }
+                turn(hosted, after: set)
             }
             pthread_mutex_lock(mutex)
         }
