@@ -202,6 +202,7 @@ extension TimerSpec {
         }
         ack = try o.bool("ack")
         hrSource = try o.optionalString("hr_source")
+        classHR = try o.optionalBool("class_hr") == true ? true : nil
         alertIntervalMs = try o.optionalInt64("alert_interval_ms")
         autoDismissMs = try o.optionalInt64("auto_dismiss_ms")
         cues = try o.optionalInts("cues")
@@ -317,6 +318,7 @@ extension TimerSpec {
             $0.bool("ack", ack)
             $0.int("alert_interval_ms", alertIntervalMs)
             $0.int("auto_dismiss_ms", autoDismissMs)
+            if classHR == true { $0.bool("class_hr", true) }
             $0.int("cooldown_ms", cooldownMs)
             $0.ints("cues", cues)
             $0.int("duration_ms", durationMs)

@@ -5,6 +5,8 @@ public enum NodeAction: String, Sendable, CaseIterable {
     case create, delete, list, time, history
     /// Saved workouts: a named spec kept on the node, started like a preset.
     case saveWorkout = "save_workout", deleteWorkout = "delete_workout"
+    /// A class's athlete: name, colour and max heart rate kept on the node (issue 30).
+    case setAthlete = "set_athlete", clearAthlete = "clear_athlete"
 
     /// Whether only the node's topic takes it: every one but `delete`, which a timer's topic
     /// takes too (as a word or as JSON).
@@ -12,7 +14,7 @@ public enum NodeAction: String, Sendable, CaseIterable {
     /// Whether it is about no timer, so it takes no `"timer"`.
     public var isNodeWide: Bool {
         switch self {
-        case .list, .time, .saveWorkout, .deleteWorkout: true
+        case .list, .time, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete: true
         case .create, .delete, .history: false
         }
     }
@@ -33,6 +35,10 @@ public struct NodeCommand: Sendable, Equatable {
         /// preset: `{"action":"start","preset":"<id>"}`.
         case saveWorkout(id: String, name: String?, spec: JSONValue)
         case deleteWorkout(id: String)
+        /// Sets athlete `id`'s profile (the members left out are unset): name, `#rrggbb` colour, max HR.
+        case setAthlete(id: String, name: String?, colour: String?, maxHR: Int?)
+        /// Forgets athlete `id`'s profile (the configuration's, if any, applies again).
+        case clearAthlete(id: String)
     }
 
     /// The request id (`id`): makes the command idempotent within the dedup window.
@@ -55,7 +61,7 @@ public struct NodeCommand: Sendable, Equatable {
         switch request {
         case .timer(let id, _, _, _), .create(let id, _, _), .delete(let id): id
         case .history(let timer, _, _): timer
-        case .list, .time, .saveWorkout, .deleteWorkout: nil
+        case .list, .time, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete: nil
         }
     }
 }
@@ -72,6 +78,8 @@ extension NodeCommand {
         case .history: NodeAction.history.rawValue
         case .saveWorkout: NodeAction.saveWorkout.rawValue
         case .deleteWorkout: NodeAction.deleteWorkout.rawValue
+        case .setAthlete: NodeAction.setAthlete.rawValue
+        case .clearAthlete: NodeAction.clearAthlete.rawValue
         }
     }
 
@@ -80,7 +88,7 @@ extension NodeCommand {
     public var topicTimer: String? {
         switch request {
         case .timer(let id, _, _, _), .delete(let id): id
-        case .create, .list, .time, .history, .saveWorkout, .deleteWorkout: nil
+        case .create, .list, .time, .history, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete: nil
         }
     }
 
@@ -130,6 +138,13 @@ extension NodeCommand {
             o["spec"] = spec
         case .deleteWorkout(let id):
             o["workout"] = .string(id)
+        case .setAthlete(let id, let name, let colour, let maxHR):
+            o["athlete"] = .string(id)
+            if let name { o["name"] = .string(name) }
+            if let colour { o["colour"] = .string(colour) }
+            if let maxHR { o["max_hr"] = .int(maxHR) }
+        case .clearAthlete(let id):
+            o["athlete"] = .string(id)
         }
         return .object(o)
     }

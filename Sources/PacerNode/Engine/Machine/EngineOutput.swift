@@ -55,6 +55,10 @@ struct EngineOutput {
     /// The saved workouts before the first command of this output that changed them (its
     /// rollback when the write fails).
     var workoutsBefore: SavedWorkouts?
+    /// Athletes whose profiles changed (`set_athlete`, `clear_athlete`): written (in `meta`), then published.
+    var athletesChanged: Set<String> = []
+    /// The athletes before the first command of this output that changed their profiles (rollback).
+    var athletesBefore: AthleteRoster?
     /// A (re)connect: publish every retained topic again.
     var republishAll = false
     /// The plain topics' own connection came up: publish every plain topic again over it.
@@ -100,6 +104,8 @@ struct EngineOutput {
         infoChanged = infoChanged || other.infoChanged
         workoutsChanged = workoutsChanged || other.workoutsChanged
         workoutsBefore = workoutsBefore ?? other.workoutsBefore
+        athletesChanged.formUnion(other.athletesChanged)
+        athletesBefore = athletesBefore ?? other.athletesBefore
         republishAll = republishAll || other.republishAll
         republishPlain = republishPlain || other.republishPlain
         republishDiscovery = republishDiscovery || other.republishDiscovery
@@ -155,6 +161,7 @@ struct EngineOutput {
         deletedTimers.removeAll { timers.contains($0) }
         requests = []
         workoutsChanged = false
+        athletesChanged = []
         replies = replies.map { reply in
             var reply = reply
             reply.payload = JSONCoding.encode(error.reply(id: reply.id))

@@ -303,6 +303,7 @@ actor NodeEngine {
                 step("decode_ms", since: mark)
                 saved.timers = Array(zip(records, machines))
                 saved.workoutsDocument = try store.meta(SavedWorkouts.metaKey)
+                saved.athletesDocument = try store.meta(AthleteRoster.metaKey)
                 saved.requests = try store.loadRequests(sinceMs: now - machine.configuration.limits.dedupWindowMs)
             } catch {
                 logger.error("could not read the saved timers; starting without them", metadata: ["error": "\(error)"])
