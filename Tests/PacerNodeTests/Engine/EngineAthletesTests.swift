@@ -252,6 +252,15 @@ struct EngineAthletesTests {
         let cySecondWork = athletes[2]["segments"]?.array?.first { $0["segment"] == 2 }
         #expect((cySecondWork?["zone_ms"]?.array ?? []).compactMap(\.int64).reduce(0, +) == 14_000)
         #expect(m.classRuns.isEmpty)
+
+        // The page's tests read this very summary (Tests/Fixtures/protocol/class-summary.json);
+        // PACER_UPDATE_FIXTURES=1 writes it again.
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fixtures/protocol/class-summary.json")
+        if ProcessInfo.processInfo.environment["PACER_UPDATE_FIXTURES"] == "1" {
+            try Data((summary.description + "\n").utf8).write(to: fixture)
+        }
+        #expect(JSONCoding.decode(Array(try Data(contentsOf: fixture))) == summary, "class-summary.json is not what the node makes")
     }
 
     @Test("a timer without class_hr records nothing; a cancelled class_hr run writes its summary as cancelled; a long run's series stays bounded")
