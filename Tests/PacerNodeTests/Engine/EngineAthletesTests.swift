@@ -290,4 +290,38 @@ struct EngineAthletesTests {
         #expect(M.published(effects).contains { $0.topic == "\(Self.base)/timers/sw/class" })
         #expect(m.classRuns.isEmpty)
     }
+
+    @Test("pacer history --csv: the summaries from the database, a line per athlete and segment and per run, figures as stored")
+    func historyCSV() throws {
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fixtures/protocol/class-summary.json")
+        let payload = Array(try Data(contentsOf: fixture))
+        let summary = try #require(JSONCoding.decode(payload))
+        let directory = try makeTemporaryDirectory("pacer-history-csv")
+        let (database, _) = try PacerDatabase.open(directory: directory.path)
+        var batch = StoreBatch()
+        batch.appendEvents = [
+            EventRecord(seq: nil, timer: "hiit", type: "started", revision: 1, dueMs: 1_000, atMs: 1_000, payload: Array("{}".utf8), published: true),
+            EventRecord(seq: nil, timer: "hiit", type: "class_summary", revision: 3, dueMs: 81_000, atMs: 81_000, payload: payload, published: true),
+        ]
+        _ = try database.commit(batch)
+        try database.close()
+        let lines = try HistoryReport.classCSV(dataDirectory: directory.path, timer: nil, since: nil, limit: 10, now: 100_000)
+        let athletes = try #require(summary["athletes"]?.array)
+        #expect(lines.first == HistoryReport.classCSVHeader)
+        #expect(lines.count == 1 + athletes.reduce(0) { $0 + ($1["segments"]?.array?.count ?? 0) + 1 })
+        let cells = lines[2].split(separator: ",", omittingEmptySubsequences: false).map(String.init)  // a's rest 1
+        let rest = try #require(athletes[0]["segments"]?.array?[1])
+        #expect(cells[0] == "hiit" && cells[2] == "finished" && cells[3] == "a" && cells[4] == "Alice" && cells[5] == "Rest 1" && cells[6] == "rest")
+        #expect(Double(cells[8]) == rest["avg_bpm"]?.double && Int(cells[9]) == rest["peak_bpm"]?.int && Int(cells[10]) == rest["recovery_bpm"]?.int)
+        #expect(cells[11...].compactMap { Double($0) }.map { Int64(($0 * 1000).rounded()) } == rest["zone_ms"]?.array?.compactMap(\.int64))
+        #expect(lines.contains { $0.hasPrefix("hiit,") && $0.contains(",a,Alice,whole run,total,,") })
+        // The table says where the figures are; JSON lines carry the summary as stored.
+        let table = try HistoryReport.lines(dataDirectory: directory.path, timer: "hiit", since: nil, limit: 10, json: false, now: 100_000)
+        #expect(table.contains { $0.contains("class_summary") && $0.contains("athletes=3") })
+        let json = try HistoryReport.lines(dataDirectory: directory.path, timer: "hiit", since: nil, limit: 10, json: true, now: 100_000)
+        #expect(json.compactMap { JSONCoding.decode(Array($0.utf8)) }.contains(summary))
+        #expect(HistoryReport.csvField("A \"B\", C") == "\"A \"\"B\"\", C\"")
+        #expect(throws: HistoryReport.Failure.self) { try HistoryReport.classCSV(dataDirectory: directory.path, timer: nil, since: nil, limit: 0) }
+    }
 }
