@@ -117,7 +117,9 @@ extension EngineMachine {
         for id in classRuns.keys {
             guard let entry = timers[id], entry.machine.status == .running else { continue }
             let snap = entry.machine.snapshot(at: now)
-            // A transition that fell due but has not been taken yet: the snapshot knows it.
+            // A transition that fell due but has not been taken yet: the snapshot knows it (and a
+            // reading at or after the run's end is not the run's).
+            guard snap.status == .running else { continue }
             let segment = ClassRecorder.Segment(index: snap.segment, phase: snap.phase, label: snap.label, round: snap.round, set: snap.set,
                                                 startMs: snap.segmentStartedAtMs ?? (now - snap.segmentElapsedMs))
             classRuns[id]!.record(athlete, bpm: bpm, atMs: now, segment: segment, maxHR: maxHR)
