@@ -19,7 +19,7 @@ test("a fresh tile: bpm, % of max, zone colour and zone text", () => {
   assert.equal(t.bpm, "170");
   assert.equal(t.pct, "90%");
   assert.equal(t.zone, 5);
-  assert.equal(t.zoneText, "Zone 5 · maximum");
+  assert.equal(t.zoneText, "Z5 · maximum");
   assert.equal(t.zoneColour, C.ZONES[5].colour);
   assert.equal(t.stale, false);
   assert.equal(t.blankAt, 110_000);
@@ -31,7 +31,7 @@ test("every zone has its own colour and the node's name", () => {
   const colours = new Set();
   for (let z = 1; z <= 5; z++) {
     const t = C.tileModel({ ...fresh, zone: z }, 100_500, 10_000);
-    assert.equal(t.zoneText, "Zone " + z + " · " + names[z - 1]);
+    assert.equal(t.zoneText, "Z" + z + " · " + names[z - 1]);
     colours.add(t.zoneColour);
   }
   assert.equal(colours.size, 5);
@@ -71,8 +71,10 @@ test("tiles by name; the grid gives the largest tiles", () => {
     const rows = Math.ceil(30 / cols);
     assert.ok(Math.min(1920 / cols, (800 / rows) * 1.6) <= wall.tileW + 1e-9);
   }
-  const phone = C.gridFor(30, 390, 600, 1.3);
-  assert.ok(phone.cols <= 4, "a phone shows few columns: " + phone.cols);
+  const phone = C.phoneGrid(30, 374);
+  assert.equal(phone.cols, 2);
+  assert.equal(phone.rows, 15);
+  assert.equal(phone.tileW, 184);
   assert.deepEqual(C.gridFor(0, 100, 100), { cols: 1, rows: 0, tileW: 0, tileH: 0 });
 });
 
@@ -85,7 +87,10 @@ test("the summary's table: a row per athlete and segment with its figures, then 
   assert.equal(row.avg, seg.avg_bpm.toFixed(1));
   assert.equal(row.peak, String(seg.peak_bpm));
   assert.equal(summary.segments[seg.segment].phase, "rest");
-  assert.equal(row.recovery, (seg.recovery_bpm > 0 ? "−" : "+") + Math.abs(seg.recovery_bpm));
+  assert.equal(row.recovery, (seg.recovery_bpm > 0 ? "↓ " : "↑ ") + Math.abs(seg.recovery_bpm));
+  assert.equal(C.recoveryText(12), "↓ 12");
+  assert.equal(C.recoveryText(-5), "↑ 5");
+  assert.equal(C.recoveryText(undefined), "");
   const most = seg.zone_ms.indexOf(Math.max(...seg.zone_ms));
   assert.equal(row.zoneText, (most === 0 ? "below" : "Z" + most) + " " + C.fmtMs(seg.zone_ms[most]));
   const total = rows.find((r) => r.athlete === first.id && r.total);

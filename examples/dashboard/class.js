@@ -110,11 +110,13 @@ function render() {
   const box = $("tiles");
   const summaryShown = !$("summary").hidden;
   const area = box.getBoundingClientRect();
-  const height = summaryShown ? Math.max(160, window.innerHeight * 0.45) : Math.max(120, window.innerHeight - area.top - 8);
-  const g = C.gridFor(models.length, area.width - 16, height - 8, window.innerWidth < 700 ? 1.3 : 1.6);
+  const viewH = document.documentElement.clientHeight;
+  const height = summaryShown ? Math.max(160, viewH * 0.45) : Math.max(120, viewH - area.top - 8);
+  // A phone scrolls two columns; a wall fits every tile as large as it can.
+  const g = area.width < 700 ? C.phoneGrid(models.length, area.width - 10) : C.gridFor(models.length, area.width - 16, height - 8, 1.6);
   box.style.gridTemplateColumns = "repeat(" + g.cols + ", " + Math.floor(g.tileW) + "px)";
   box.style.gridAutoRows = Math.floor(g.tileH) + "px";
-  box.style.fontSize = Math.max(12, Math.floor(g.tileH / 5.2)) + "px";
+  box.style.fontSize = Math.max(11, Math.floor(Math.min(g.tileH / 5.8, g.tileW / 8.5))) + "px";
   const seen = new Set();
   for (const m of models) {
     seen.add(m.id);
@@ -122,7 +124,7 @@ function render() {
     if (!tile) {
       tile = document.createElement("div");
       tile.className = "tile"; tile.dataset.athlete = m.id;
-      tile.innerHTML = '<div class="tile-name"></div><div class="tile-bpm"><span></span><small>bpm</small></div><div class="tile-foot"><span class="tile-zone"></span><span class="tile-pct"></span></div>';
+      tile.innerHTML = '<div class="tile-head"><span class="tile-name"></span><span class="tile-pct"></span></div><div class="tile-bpm"><span></span><small>bpm</small></div><div class="tile-zone"></div>';
     }
     box.appendChild(tile); // in order
     tile.dataset.stale = String(m.stale); tile.dataset.zone = String(m.zone);
@@ -171,7 +173,7 @@ function renderSummary() {
     [1, 2, 3, 4, 5].map((z) => '<th><span class="z" style="background:' + C.ZONES[z].colour + ";color:" + C.ZONES[z].ink + '">Z' + z + "</span></th>").join("") + "</tr></thead>";
   const esc = (t) => String(t).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]));
   const rows = C.summaryRows(s).map((r) => "<tr" + (r.total ? ' class="total"' : "") + "><td>" + esc(r.name) + "</td><td>" + esc(r.segment) + "</td><td>" + r.avg + "</td><td>" + r.peak +
-    "</td><td>" + esc(r.zoneText) + "</td><td>" + esc(r.recovery) + "</td>" + [1, 2, 3, 4, 5].map((z) => "<td>" + (r.zones[z] ? C.fmtMs(r.zones[z]) : "") + "</td>").join("") + "</tr>");
+    "</td><td>" + esc(r.zoneText) + "</td><td>" + esc(r.recovery) + "</td>" + [1, 2, 3, 4, 5].map((z) => "<td>" + (r.zones[z] >= 500 ? C.fmtMs(r.zones[z]) : "") + "</td>").join("") + "</tr>");
   table.innerHTML = head + "<tbody>" + rows.join("") + "</tbody>";
   const csv = $("summary-csv");
   if (csv.href.startsWith("blob:")) URL.revokeObjectURL(csv.href);
@@ -181,4 +183,5 @@ function renderSummary() {
 
 $("summary-hide").addEventListener("click", () => { app.hidden = true; render(); });
 window.addEventListener("resize", () => { render(); renderSummary(); });
+window.pacerClassRender = render; // for the browser suite
 render();

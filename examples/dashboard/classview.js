@@ -39,7 +39,7 @@ function tileModel(state, now, staleAfterMs) {
     bpm: fresh ? String(state.bpm) : "",
     pct: fresh && isNum(state.pct_max) ? Math.round(state.pct_max) + "%" : "",
     zone: z ? z.zone : 0,
-    zoneText: z ? "Zone " + z.zone + " · " + z.name : fresh ? (isNum(state.max_hr) ? "below zones" : "no max HR") : "no signal",
+    zoneText: z ? "Z" + z.zone + " · " + z.name : fresh ? (isNum(state.max_hr) ? "below zones" : "no max HR") : "no signal",
     zoneColour: z ? z.colour : null,
     ink: z ? z.ink : null,
     // When this tile goes blank by itself (node time), for the page's next render.
@@ -69,6 +69,13 @@ function gridFor(n, width, height, aspect = 1.5) {
     if (!best || tileW > best.tileW) best = { cols, rows, tileW, tileH };
   }
   return best;
+}
+
+/** Two columns that scroll (a phone): each tile `width / 2` wide, `aspect` wide to high. */
+function phoneGrid(n, width, aspect = 1.25) {
+  const cols = n > 1 ? 2 : 1;
+  const tileW = Math.max(0, (width - (cols - 1) * 6) / cols);
+  return { cols, rows: Math.ceil(n / cols), tileW, tileH: tileW / aspect };
 }
 
 /** m:ss of a duration in ms (whole seconds, rounded). */
@@ -105,7 +112,7 @@ function summaryRows(summary) {
       rows.push({
         athlete: a.id, name: a.name || a.id, colour: a.colour || null, segment: segmentName(seg), phase: seg.phase,
         avg: isNum(s.avg_bpm) ? s.avg_bpm.toFixed(1) : "", peak: isNum(s.peak_bpm) ? String(s.peak_bpm) : "",
-        zones: s.zone_ms || [], zoneText: top(s.zone_ms), recovery: isNum(s.recovery_bpm) ? (s.recovery_bpm > 0 ? "−" : s.recovery_bpm < 0 ? "+" : "") + Math.abs(s.recovery_bpm) : "",
+        zones: s.zone_ms || [], zoneText: top(s.zone_ms), recovery: recoveryText(s.recovery_bpm),
       });
     }
     rows.push({
@@ -115,6 +122,12 @@ function summaryRows(summary) {
     });
   }
   return rows;
+}
+
+/** A rest's recovery: the bpm it fell (`↓ 27`), or rose (`↑ 5`), over the rest. */
+function recoveryText(bpm) {
+  if (!isNum(bpm)) return "";
+  return bpm > 0 ? "↓ " + bpm : bpm < 0 ? "↑ " + -bpm : "0";
 }
 
 /** A distinct colour for the athlete at `index` when it has none of its own. */
@@ -164,7 +177,7 @@ function chartGeometry(summary, width, height) {
   for (let b = lo; b <= hi; b += every) yTicks.push({ y: r(y(b)), bpm: b });
   const xTicks = [];
   const span = t1 - t0, minute = 60000;
-  const tickMs = span <= 5 * minute ? minute / 2 : span <= 20 * minute ? 2 * minute : span <= 60 * minute ? 10 * minute : 30 * minute;
+  const tickMs = span <= minute ? 10000 : span <= 5 * minute ? minute / 2 : span <= 20 * minute ? 2 * minute : span <= 60 * minute ? 10 * minute : 30 * minute;
   for (let t = 0; t <= span; t += tickMs) xTicks.push({ x: r(x(t0 + t)), text: fmtMs(t) });
   return { bands, lines, yTicks, xTicks, plot, lo, hi };
 }
@@ -186,4 +199,4 @@ function summaryCSV(summary) {
   return lines.join("\n") + "\n";
 }
 
-export { ZONES, zoneInfo, tileModel, tiles, gridFor, fmtMs, segmentName, summaryRows, chartGeometry, summaryCSV, lineColour };
+export { ZONES, zoneInfo, tileModel, tiles, gridFor, phoneGrid, recoveryText, fmtMs, segmentName, summaryRows, chartGeometry, summaryCSV, lineColour };
