@@ -106,7 +106,7 @@ struct ClassHeartRateTests {
             #expect(latencies.count == sent.count)
             let slowest = latencies.max() ?? 0
             #expect(slowest <= 1_000, "a state came \(slowest) ms after its reading")
-            let named = try #require(node.probe.messages(on: node.topic("athletes/s00/state"), from: start).last?.json)
+            let named = try #require(node.probe.messages(on: node.topic("athletes/s00/state"), from: start).last { !$0.text.isEmpty }?.json)
             #expect(named["name"] == "Ana" && named["colour"] == "#e4572e")
 
             // 2. The quitters: blank after stale_after (3 s), gone after absent_after (10 s).

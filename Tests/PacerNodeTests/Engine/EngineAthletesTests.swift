@@ -324,4 +324,39 @@ struct EngineAthletesTests {
         #expect(HistoryReport.csvField("A \"B\", C") == "\"A \"\"B\"\", C\"")
         #expect(throws: HistoryReport.Failure.self) { try HistoryReport.classCSV(dataDirectory: directory.path, timer: nil, since: nil, limit: 0) }
     }
+
+    @Test("a wall-clock step moves the athletes' readings and a run's instants: a tile stays fresh as long as before")
+    func clockJump() throws {
+        var m = try Self.connected()
+        M.step(&m, M.command(["action": "start", "spec": ["kind": "stopwatch", "class_hr": true]], timer: "sw"), at: 1_000,
+               result: { _ in .success(StoreCommit()) })
+        M.step(&m, Self.reading("a", 150), at: 2_000)
+        var output = EngineOutput()
+        m.clockJumped(by: 3_600_000, now: 3_602_500, into: &output)
+        #expect(m.athletes?.present["a"]?.atMs == 3_602_000)
+        #expect(m.athletes?.current("a", now: 3_611_999)?.bpm == 150)
+        #expect(m.nextDeadline().map { $0 <= 3_612_000 } == true)
+        #expect(m.classRuns["sw"]?.startedAtMs == 3_601_000)
+    }
+
+    @Test("after a restart during a run, the run records again from the restart and its summary says partial")
+    func partialAfterRestart() throws {
+        var m = try Self.connected()
+        M.step(&m, M.command(["action": "start", "spec": ["kind": "stopwatch", "class_hr": true]], timer: "sw"), at: 1_000,
+               result: { _ in .success(StoreCommit()) })
+        // What a restore does for a running class_hr timer: its samples are gone, it records from now.
+        m.classRuns = [:]
+        m.resumeClassRuns(now: 5_000)
+        #expect(m.classRuns["sw"]?.partial == true && m.classRuns["sw"]?.startedAtMs == 5_000)
+        M.step(&m, Self.reading("a", 150), at: 6_000)
+        let (batch, _) = M.step(&m, M.command(["action": "finish"], timer: "sw"), at: 7_000, result: { _ in .success(StoreCommit()) })
+        let summary = try #require(batch.appendEvents.first { $0.type == "class_summary" }.flatMap { JSONCoding.decode($0.payload) })
+        #expect(summary["partial"] == true && summary["ended"] == "finished" && summary["athletes"]?.array?.first?["samples"] == 1)
+        // A deleted timer's run is dropped, and its retained summary cleared.
+        M.step(&m, M.command(["action": "start", "restart": true], timer: "sw"), at: 8_000, result: { _ in .success(StoreCommit()) })
+        #expect(m.classRuns["sw"] != nil)
+        let (_, effects) = M.step(&m, M.command(["action": "delete", "timer": "sw"]), at: 9_000, result: { _ in .success(StoreCommit()) })
+        #expect(m.classRuns.isEmpty)
+        #expect(M.published(effects).contains { $0.topic == "\(Self.base)/timers/sw/class" && $0.json == nil })
+    }
 }
