@@ -29,7 +29,7 @@ public enum ProtocolLimits {
     public static let maxAthleteProfiles = 500
     /// A class summary breaks down at most this many segments of a run (later ones count in
     /// the athlete's totals and chart only).
-    public static let maxClassSegments = 200
+    public static let maxClassSegments = 100
     /// The most points of each athlete's heart-rate series in a class summary.
     public static let maxClassSeriesPoints = 360
 }

@@ -63,6 +63,9 @@ test("below zone 1 and without a max HR: said in words, no zone colour", () => {
 test("tiles by name; the grid gives the largest tiles", () => {
   const states = new Map([["b", { id: "b", name: "Zoë", bpm: 100, at_ms: 0 }], ["a", { id: "a", bpm: 120, at_ms: 0 }]]);
   assert.deepEqual(C.tiles(states, 1000, 10_000).map((t) => t.name), ["a", "Zoë"]);
+  // The node's list decides who is present: a state left from before a restart gets no tile.
+  const list = { athletes: [{ id: "a", present: true }, { id: "b", present: false }] };
+  assert.deepEqual(C.tiles(states, 1000, 10_000, list).map((t) => t.id), ["a"]);
   const wall = C.gridFor(30, 1920, 800, 1.6);
   assert.equal(wall.cols * wall.rows >= 30, true);
   assert.ok(wall.tileW * wall.cols <= 1920 + 1e-6 && wall.tileH * wall.rows <= 800 + 1e-6);

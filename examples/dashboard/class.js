@@ -106,7 +106,7 @@ function render() {
   }
   // The tiles.
   const staleMs = app.list && typeof app.list.stale_after_ms === "number" ? app.list.stale_after_ms : 10000;
-  const models = C.tiles(app.states, now, staleMs);
+  const models = C.tiles(app.states, now, staleMs, app.list);
   const box = $("tiles");
   const summaryShown = !$("summary").hidden;
   const area = box.getBoundingClientRect();

@@ -47,10 +47,15 @@ function tileModel(state, now, staleAfterMs) {
   };
 }
 
-/** The tiles of the present athletes (`states`: id → state), by name. */
-function tiles(states, now, staleAfterMs) {
+/**
+ * The tiles of the present athletes (`states`: id → state), by name. `list` is the node's
+ * `<base>/athletes`: when known, only athletes it marks present get a tile (a state left
+ * retained from before a node's restart is no one's).
+ */
+function tiles(states, now, staleAfterMs, list) {
+  const present = list && Array.isArray(list.athletes) ? new Set(list.athletes.filter((a) => a.present).map((a) => a.id)) : null;
   return [...states.values()]
-    .filter((s) => s && s.id)
+    .filter((s) => s && s.id && (!present || present.has(s.id)))
     .map((s) => tileModel(s, now, staleAfterMs))
     .sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
 }
