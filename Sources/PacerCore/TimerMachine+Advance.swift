@@ -45,6 +45,8 @@ extension TimerMachine {
                 finished.finishedAtMs = dismissAt
                 finished.reason = .autoDismissed
                 out.append(finished)
+                // `after_ack: ready`: back to idle at its full duration, in the same change.
+                if state == .idle { out.append(event(.reset, due: dismissAt, index: 0, phase: .idle)) }
             }
         }
         advancedToMs = max(advancedToMs, now)
@@ -217,5 +219,42 @@ extension TimerMachine {
             let nextAlert = since + (floorDivide(now - since, alertIntervalMs) + 1) * alertIntervalMs
             return min(nextAlert, dismissAt)
         }
+    }
+
+    // MARK: Events ahead
+
+    /// The next instant after `now` at which an event may fall due if only time passes: a
+    /// scheduled start, a segment's end, a countdown or halfway cue, an alert or an
+    /// auto-dismiss. Unlike `nextDeadline(after:)` it skips the displayed second's flips, so a
+    /// caller looking for what sounds next does not step through every second.
+    public func nextEventDue(after now: Millis) -> Millis? {
+        let (state, _) = projected(to: now)
+        switch state {
+        case .idle, .paused, .finished, .cancelled:
+            return nil
+        case .scheduled(let startAt):
+            return startAt
+        case .running(let run):
+            var next = Millis.max
+            func consider(_ instant: Millis) {
+                if instant > now && instant < next { next = instant }
+            }
+            if let end = run.endMs { consider(end) }
+            if !run.halfwayDone, let halfway = halfwayDue(run) { consider(halfway) }
+            forEachCountdownCue(run) { due, _ in consider(due) }
+            return next == .max ? nil : next
+        case .expired(_, let since):
+            let dismissAt = since.saturatingAdd(autoDismissMs)
+            let nextAlert = since + (floorDivide(now - since, alertIntervalMs) + 1) * alertIntervalMs
+            return min(nextAlert, dismissAt)
+        }
+    }
+
+    /// The events that fall due at `instant` (from `nextEventDue`) if only time passes until
+    /// then. A copy is advanced; this machine is unchanged.
+    public func eventsDue(at instant: Millis) -> [TimerEvent] {
+        var copy = self
+        _ = copy.advance(to: instant - 1)
+        return copy.advance(to: instant).filter { $0.dueMs == instant }
     }
 }

@@ -332,13 +332,17 @@ extension TimerMachine {
         guard case .expired(let run, _) = state else {
             return refuse("ack", hint: "only an expired timer can be acknowledged")
         }
-        state = .finished(Ended(atMs: t, run: run, segmentElapsedMs: run.durationMs ?? 0, remainingMs: 0, reason: .acknowledged))
+        // `after_ack: ready` (a gym rest timer's Dismiss): the run finishes and the timer is
+        // back to idle at its full duration, in one change (one revision).
+        let ready = spec.afterAck == .ready
+        state = ready ? .idle : .finished(Ended(atMs: t, run: run, segmentElapsedMs: run.durationMs ?? 0, remainingMs: 0, reason: .acknowledged))
         bump(at: t)
         let acknowledged = event(.acknowledged, due: t, index: run.index, phase: .finished)
         var finished = event(.finished, due: t, index: run.index, phase: .finished)
         finished.finishedAtMs = t
         finished.reason = .acknowledged
-        return .success([acknowledged, finished])
+        guard ready else { return .success([acknowledged, finished]) }
+        return .success([acknowledged, finished, event(.reset, due: t, index: 0, phase: .idle)])
     }
 
     private mutating func snooze(seconds: Int, at t: Millis) -> Result<[TimerEvent], CommandError> {

@@ -201,6 +201,7 @@ extension TimerSpec {
             return out
         }
         ack = try o.bool("ack")
+        afterAck = try o.rawValue("after_ack", as: AfterAck.self)
         hrSource = try o.optionalString("hr_source")
         classHR = try o.optionalBool("class_hr") == true ? true : nil
         alertIntervalMs = try o.optionalInt64("alert_interval_ms")
@@ -316,6 +317,7 @@ extension TimerSpec {
     func writePersisted(into w: inout JSONObjectWriter) {
         w.object {
             $0.bool("ack", ack)
+            $0.string("after_ack", afterAck?.rawValue)
             $0.int("alert_interval_ms", alertIntervalMs)
             $0.int("auto_dismiss_ms", autoDismissMs)
             if classHR == true { $0.bool("class_hr", true) }

@@ -206,7 +206,8 @@ extension TimerMachine {
 
     /// The state after an expired timer is auto-dismissed at `instant`.
     func dismissedState(_ run: Run, at instant: Millis) -> State {
-        .finished(Ended(atMs: instant, run: run, segmentElapsedMs: run.durationMs ?? 0, remainingMs: 0, reason: .autoDismissed))
+        if spec.afterAck == .ready { return .idle }
+        return .finished(Ended(atMs: instant, run: run, segmentElapsedMs: run.durationMs ?? 0, remainingMs: 0, reason: .autoDismissed))
     }
 
     /// The phase of a run's current segment.

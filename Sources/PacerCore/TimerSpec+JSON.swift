@@ -1,7 +1,7 @@
 // Reading and writing specs as JSON (snake_case keys, durations as in `Durations`).
 
 extension TimerSpec {
-    static let commonKeys = ["kind", "preset", "ack", "hr_source", "class_hr", "alert_interval", "auto_dismiss", "cues"]
+    static let commonKeys = ["kind", "preset", "ack", "after_ack", "hr_source", "class_hr", "alert_interval", "auto_dismiss", "cues"]
 
     /// The keys a spec of `kind` accepts.
     public static func allowedKeys(for kind: TimerKind) -> [String] {
@@ -87,6 +87,15 @@ extension TimerSpec {
         spec.preset = presetName
         let reader = Reader(members: members)
         if let ack = try reader.bool("ack") { spec.ack = ack }
+        if let afterAck = try reader.string("after_ack") {
+            guard let value = AfterAck(rawValue: afterAck) else {
+                throw SpecError(field: "after_ack", message: "after_ack must be \"finish\" or \"ready\", got '\(afterAck.prefix(40))'")
+            }
+            guard spec.ack || value == .finish else {
+                throw SpecError(field: "after_ack", message: "after_ack \"ready\" applies to a timer that waits for an ack at zero; add \"ack\": true")
+            }
+            spec.afterAck = value
+        }
         spec.hrSource = try reader.string("hr_source")
         spec.classHR = try reader.bool("class_hr") == true ? true : nil
         spec.alertIntervalMs = try reader.duration("alert_interval")
@@ -141,6 +150,7 @@ extension TimerSpec {
         if let cues { object["cues"] = .array(cues.map { .int($0) }) }
         if kind != .stopwatch {
             object["ack"] = .bool(ack)
+            put("after_ack", text: afterAck?.rawValue)
             put("alert_interval", duration: alertIntervalMs)
             put("auto_dismiss", duration: autoDismissMs)
         }

@@ -49,6 +49,10 @@ public struct TimerSpec: Sendable, Codable, Equatable {
     /// Wait for an acknowledgement at zero (`expired`, alerts) instead of finishing.
     /// Default true for rest, false otherwise; never for a stopwatch.
     public var ack: Bool
+    /// What an acknowledgement (or an auto-dismiss) leaves: the run finished (nil, the
+    /// default), or the timer back to ready at its full duration (`.ready`: a gym rest timer's
+    /// Dismiss). Only with `ack`.
+    public var afterAck: AfterAck?
     /// Heart-rate source the timer is bound to (the node's default when nil).
     public var hrSource: String?
     /// Record the class's heart rate per phase while it runs (`class_hr`, issue 30); nil: off.
@@ -132,7 +136,16 @@ public struct TimerSpec: Sendable, Codable, Equatable {
         case setRestMs = "set_rest_ms", exercises, cooldownMs = "cooldown_ms", skipLastRest = "skip_last_rest"
         case durationMs = "duration_ms", exercise, next, label, targetMs = "target_ms", segments, ack
         case hrSource = "hr_source", classHR = "class_hr", alertIntervalMs = "alert_interval_ms", autoDismissMs = "auto_dismiss_ms", cues, preset
+        case afterAck = "after_ack"
     }
+}
+
+/// What an acknowledged timer does (`after_ack`).
+public enum AfterAck: String, Sendable, Codable, CaseIterable {
+    /// The run is over: `finished`.
+    case finish
+    /// Back to `idle`, ready to start again at its full duration.
+    case ready
 }
 
 /// The built-in presets (SPEC §2). Each is a spec in JSON; `{"preset": name, ...}` merges

@@ -228,6 +228,10 @@ public struct CommandParser: Sendable {
                                allowed: ["athlete", "name", "colour", "max_hr"])
         case (nil, .clearAthlete?):
             return try command(.clearAthlete(id: try Self.requireAthlete(o, action: action)), allowed: ["athlete"])
+        case (nil, .sound?):
+            let muted = try Self.optionalBool(o, "muted")
+            let volume = try Self.optionalInt(o, "volume", range: 0...100).map(Int.init)
+            return try command(.sound(muted: muted, volume: volume), allowed: ["muted", "volume"])
         case (nil, nil):
             let known = topicTimer == nil ? Self.timerActions + Self.nodeActions : Self.timerActions + ["delete"]
             throw ReplyError(.unknownAction, "unknown action '\(printable(action))'; use one of \(known.joined(separator: ", "))")

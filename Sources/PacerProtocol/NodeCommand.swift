@@ -7,6 +7,8 @@ public enum NodeAction: String, Sendable, CaseIterable {
     case saveWorkout = "save_workout", deleteWorkout = "delete_workout"
     /// A class's athlete: name, colour and max heart rate kept on the node (issue 30).
     case setAthlete = "set_athlete", clearAthlete = "clear_athlete"
+    /// The node's speaker: mute, unmute, volume (the page's own sound is the page's).
+    case sound
 
     /// Whether only the node's topic takes it: every one but `delete`, which a timer's topic
     /// takes too (as a word or as JSON).
@@ -14,7 +16,7 @@ public enum NodeAction: String, Sendable, CaseIterable {
     /// Whether it is about no timer, so it takes no `"timer"`.
     public var isNodeWide: Bool {
         switch self {
-        case .list, .time, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete: true
+        case .list, .time, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete, .sound: true
         case .create, .delete, .history: false
         }
     }
@@ -39,6 +41,8 @@ public struct NodeCommand: Sendable, Equatable {
         case setAthlete(id: String, name: String?, colour: String?, maxHR: Int?)
         /// Forgets athlete `id`'s profile (the configuration's, if any, applies again).
         case clearAthlete(id: String)
+        /// The node's speaker: `muted` and `volume` (0…100 %) as given; neither: what it is now.
+        case sound(muted: Bool?, volume: Int?)
     }
 
     /// The request id (`id`): makes the command idempotent within the dedup window.
@@ -61,7 +65,7 @@ public struct NodeCommand: Sendable, Equatable {
         switch request {
         case .timer(let id, _, _, _), .create(let id, _, _), .delete(let id): id
         case .history(let timer, _, _): timer
-        case .list, .time, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete: nil
+        case .list, .time, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete, .sound: nil
         }
     }
 }
@@ -80,6 +84,7 @@ extension NodeCommand {
         case .deleteWorkout: NodeAction.deleteWorkout.rawValue
         case .setAthlete: NodeAction.setAthlete.rawValue
         case .clearAthlete: NodeAction.clearAthlete.rawValue
+        case .sound: NodeAction.sound.rawValue
         }
     }
 
@@ -88,7 +93,7 @@ extension NodeCommand {
     public var topicTimer: String? {
         switch request {
         case .timer(let id, _, _, _), .delete(let id): id
-        case .create, .list, .time, .history, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete: nil
+        case .create, .list, .time, .history, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete, .sound: nil
         }
     }
 
@@ -145,6 +150,9 @@ extension NodeCommand {
             if let maxHR { o["max_hr"] = .int(maxHR) }
         case .clearAthlete(let id):
             o["athlete"] = .string(id)
+        case .sound(let muted, let volume):
+            if let muted { o["muted"] = .bool(muted) }
+            if let volume { o["volume"] = .int(volume) }
         }
         return .object(o)
     }

@@ -14,6 +14,11 @@ public struct Topics: Sendable, Equatable {
     public var athletes: String { "\(base)/athletes" }
     /// Retained JSON: one athlete's heart rate, zone and profile (cleared when it leaves).
     public func athleteState(_ id: String) -> String { "\(base)/athletes/\(id)/state" }
+    /// Retained JSON: the node's speaker (`{"available","muted","volume"}`; the `sound` command).
+    public var sound: String { "\(base)/sound" }
+    /// QoS 1 JSON, not retained: a cue announced `publish.cue_ahead` before it sounds
+    /// (`{"timer","cue","due_ms","duration_ms","lead_ms"}`), for other players to duck.
+    public var cueAhead: String { "\(base)/cue_ahead" }
     /// Node commands (in).
     public var command: String { "\(base)/cmd" }
     /// Replies to commands without an MQTT 5 response topic (out).

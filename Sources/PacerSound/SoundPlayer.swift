@@ -47,6 +47,8 @@ public final class SoundPlayer: Sendable {
     }
 
     private let state = Mutex(State())
+    /// The speaker as the node's `sound` command left it (muted; volume 0…1 of each cue's own).
+    private let speaker = Mutex((muted: false, volume: 1.0))
     private let wake = DispatchSemaphore(value: 0)
     private let ended = DispatchSemaphore(value: 0)
     private let running = Atomic<Bool>(false)
@@ -59,6 +61,9 @@ public final class SoundPlayer: Sendable {
     /// The engine's hook: queues the cues of `events` (those with a cue that is on) and returns.
     /// - Parameter nowMs: the instant the engine handled them at, on the same timeline as `due_ms`.
     public func submit(_ events: [TimerEvent], nowMs: Millis) {
+        // The node's `sound` command: muted plays nothing; the volume scales every cue's.
+        let (muted, scale) = speaker.withLock { ($0.muted, $0.volume) }
+        if muted { return }
         let nowNs = Int64(DispatchTime.now().uptimeNanoseconds)
         var added = false
         state.withLock { state in
@@ -66,11 +71,17 @@ public final class SoundPlayer: Sendable {
                 guard let cue = SoundCue.cue(for: event), let volume = settings.volume(of: cue) else { continue }
                 guard nowMs - event.dueMs <= Self.maxLatenessMs else { continue }
                 let startNs = nowNs + (event.dueMs - nowMs + Millis(settings.latencyMs)) * 1_000_000
-                state.pending.append(Pending(cue: cue, volume: volume, dueMs: event.dueMs, startNs: startNs))
+                state.pending.append(Pending(cue: cue, volume: volume * scale, dueMs: event.dueMs, startNs: startNs))
                 added = true
             }
         }
         if added { wake.signal() }
+    }
+
+    /// The node's `sound` command: `muted` drops every cue from now on (one already queued still
+    /// plays); `volume` (0…1) scales each cue's configured volume.
+    public func setSpeaker(muted: Bool, volume: Double) {
+        speaker.withLock { $0 = (muted, min(1, max(0, volume))) }
     }
 
     /// Starts the player's thread (once).

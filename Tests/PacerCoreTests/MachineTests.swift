@@ -87,6 +87,64 @@ struct MachineTimingTests {
         #expect(m.status == .finished)
     }
 
+    @Test("after_ack ready: the ack finishes the run and leaves the rest timer ready at its full duration, in one revision")
+    func restTimerComesBackReadyAfterAck() throws {
+        var spec = TimerSpec.rest(durationMs: 90_000, exercise: "Squat", next: "Rows")
+        spec.afterAck = .ready
+        var m = try makeMachine(spec)
+        try m.send(startNow, now: t0)
+        _ = m.advance(to: t0 + 95_000)
+        #expect(m.status == .expired)
+        let revision = m.revision
+        let acked = try m.send(.ack, now: t0 + 95_000)
+        #expect(acked.types == [.acknowledged, .finished, .reset])
+        #expect(acked[1].reason == .acknowledged)
+        #expect(Set(acked.map(\.revision)) == [revision + 1])
+        #expect(m.status == .idle)
+        let ready = m.snapshot(at: t0 + 100_000)
+        #expect(ready.remainingMs == 90_000 && ready.display == "1:30" && ready.label == "Squat", "\(ready)")
+        #expect(m.nextDeadline(after: t0 + 100_000) == nil)
+        // And it starts again from the top.
+        try m.send(startNow, now: t0 + 200_000)
+        #expect(m.snapshot(at: t0 + 201_000).remainingMs == 89_000)
+    }
+
+    @Test("after_ack ready: an auto-dismiss leaves the timer ready too, and the projection agrees with the advance")
+    func autoDismissComesBackReady() throws {
+        var settings = TimerSettings()
+        settings.autoDismissMs = 60_000
+        var spec = TimerSpec.countdown(durationMs: 5_000, ack: true)
+        spec.afterAck = .ready
+        var m = try makeMachine(spec, settings: settings)
+        try m.send(startNow, now: t0)
+        var projected = m
+        let events = m.advance(to: t0 + 70_000)
+        #expect(events.filter { !$0.isCue }.types.suffix(2) == [.finished, .reset])
+        #expect(events.last?.dueMs == t0 + 65_000)
+        #expect(m.status == .idle && m.snapshot(at: t0 + 70_000).remainingMs == 5_000)
+        // A snapshot taken without advancing sees the same state and revision.
+        let seen = projected.snapshot(at: t0 + 70_000)
+        #expect(seen.status == .idle && seen.revision == m.revision)
+        _ = projected.advance(to: t0 + 70_000)
+        #expect(projected == m)
+    }
+
+    @Test("after_ack: only finish or ready, and ready only with ack; written back as read")
+    func afterAckSpec() throws {
+        let ready = try TimerSpec(json: ["kind": "rest", "duration": "90s", "after_ack": "ready"])
+        #expect(ready.afterAck == .ready)
+        #expect(try TimerSpec(json: ready.json) == ready)
+        #expect(throws: SpecError.self) { try TimerSpec(json: ["kind": "countdown", "duration": "1m", "after_ack": "ready"]) }
+        #expect(try TimerSpec(json: ["kind": "countdown", "duration": "1m", "ack": true, "after_ack": "ready"]).afterAck == .ready)
+        do {
+            _ = try TimerSpec(json: ["kind": "rest", "after_ack": "again"])
+            Issue.record("accepted after_ack: again")
+        } catch {
+            #expect(error.field == "after_ack" && error.message.contains("\"finish\" or \"ready\""), "\(error)")
+        }
+        #expect(throws: SpecError.self) { try TimerSpec(json: ["kind": "stopwatch", "after_ack": "ready"]) }
+    }
+
     @Test func snoozeRunsAgainThenExpiresAgain() throws {
         var m = try makeMachine(.countdown(durationMs: 10_000, label: "Oven", ack: true))
         try m.send(startNow, now: t0)

@@ -36,7 +36,11 @@ enum Generators {
         case 0: return .stopwatch(targetMs: seconds % 3 == 0 ? nil : Millis(seconds) * 1000)
         case 1: return .interval(workMs: Millis(seconds) * 1000, restMs: Millis(seconds % 7) * 1000, rounds: 1 + seconds % 4,
                                  prepareMs: seconds % 2 == 0 ? 5_000 : nil, ack: ack)
-        case 2: return .countdown(durationMs: Millis(seconds) * 1000 + 250, ack: ack)
+        case 2:
+            // Some acknowledged countdowns come back ready after the ack or the dismiss.
+            var spec = TimerSpec.countdown(durationMs: Millis(seconds) * 1000 + 250, ack: ack)
+            if ack && seconds % 2 == 1 { spec.afterAck = .ready }
+            return spec
         default: return .program(segments, ack: ack)
         }
     }

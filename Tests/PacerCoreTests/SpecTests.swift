@@ -186,7 +186,7 @@ struct SpecTests {
         expectSpecError("exercise must not contain control characters or line breaks (newlines, tabs, U+2028, ...)") {
             _ = try TimerSpec(json: ["kind": "rest", "exercise": "a\nb"])
         }
-        expectSpecError("unknown key 'wrok' in an interval spec; allowed keys: ack, alert_interval, auto_dismiss, class_hr, cooldown, cues, exercises, hr_source, kind, prepare, preset, rest, rounds, set_rest, sets, skip_last_rest, work") {
+        expectSpecError("unknown key 'wrok' in an interval spec; allowed keys: ack, after_ack, alert_interval, auto_dismiss, class_hr, cooldown, cues, exercises, hr_source, kind, prepare, preset, rest, rounds, set_rest, sets, skip_last_rest, work") {
             _ = try TimerSpec(json: ["kind": "interval", "wrok": "20s"])
         }
         expectSpecError("kind must be one of interval, rest, countdown, stopwatch, program, got \"timer\"") {

@@ -173,6 +173,15 @@ import Testing
         #expect(found.first?.reason == "expected separate or shared, got 'both'", "\(found)")
     }
 
+    @Test("publish.cue_ahead: off by default, a duration of 100 ms to 10 s; anything else names the key and the range")
+    func cueAhead() throws {
+        #expect(try NodeConfiguration.load(environment: [:], hostname: "box").cueAheadMs == nil)
+        let on = try NodeConfiguration.load(flags: .init(configFile: try write("publish: {cue_ahead: 1.5s}\n")), environment: [:], hostname: "box")
+        #expect(on.cueAheadMs == 1_500)
+        let found = try problems("node: gym\npublish:\n  cue_ahead: 20s\n")
+        #expect(found.count == 1 && found.first?.key == "publish.cue_ahead" && found.first?.line == 3, "\(found)")
+    }
+
     @Test func problemsNameFileLineKeyAndReason() throws {
         let found = try problems("""
             node: gym

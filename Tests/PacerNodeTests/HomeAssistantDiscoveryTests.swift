@@ -22,6 +22,7 @@ enum HomeAssistantSchema {
         "sensor": ["state_topic"],
         "button": ["command_topic"],
         "event": ["state_topic", "event_types"],
+        "select": ["command_topic", "options"],
     ]
     /// The keys each platform takes that the node uses (a typo would be silently ignored by
     /// Home Assistant, so the test refuses any other key).
@@ -29,6 +30,7 @@ enum HomeAssistantSchema {
     static let platformKeys: [String: Set<String>] = [
         "sensor": common.union(["state_topic", "device_class", "unit_of_measurement", "state_class", "value_template", "options"]),
         "button": common.union(["command_topic", "payload_press"]),
+        "select": common.union(["command_topic", "command_template", "options", "state_topic", "value_template"]),
         "event": common.union(["state_topic", "event_types", "value_template", "device_class"]),
     ]
     /// `device_class: duration` takes one of these units (sensor device classes).
@@ -74,7 +76,8 @@ struct HomeAssistantDiscoveryTests {
 
     @Test("every component has the keys its platform requires, and no key its platform does not take")
     func componentKeys() throws {
-        #expect(Set(components.keys) == ["remaining", "phase", "round", "ends_at", "heart_rate", "start", "pause", "resume", "skip", "cancel", "ack", "event"])
+        #expect(Set(components.keys) == ["remaining", "phase", "round", "ends_at", "exercise", "next_exercise", "heart_rate", "workout",
+                                          "start", "pause", "resume", "skip", "cancel", "ack", "event"])
         for (key, component) in components {
             let platform = try #require(component["platform"]?.string, "\(key) has no platform")
             for required in HomeAssistantSchema.componentRequired + (HomeAssistantSchema.platformRequired[platform] ?? ["?"]) {
@@ -84,6 +87,23 @@ struct HomeAssistantDiscoveryTests {
             let extra = Set(component.object?.keys.map { $0 } ?? []).subtracting(allowed)
             #expect(extra.isEmpty, "\(key) has keys \(platform) does not take: \(extra.sorted())")
         }
+    }
+
+    @Test("the Workout select offers the presets and the saved workouts, and starts the timer with the one chosen")
+    func workoutSelect() throws {
+        var discovery = discovery
+        let select = try #require(discovery.config(for: kitchen)["cmps"]?["workout"])
+        #expect(select["options"] == .array(Presets.builtInNames.sorted().map { .string($0) }))
+        #expect(select["command_topic"] == "pacer/gym-1/timers/kitchen_2/cmd")
+        #expect(select["command_template"] == #"{"action":"start","preset":{{ value | tojson }}}"#)
+        let changed = discovery.setWorkouts(Presets.builtInNames + ["hiit", "legs"])
+        #expect(changed)
+        let again = discovery.setWorkouts(["legs", "hiit"] + Presets.builtInNames)
+        #expect(!again, "the same options: no republish")
+        let after = try #require(discovery.config(for: kitchen)["cmps"]?["workout"]?["options"]?.array)
+        #expect(after.compactMap(\.string) == (Presets.builtInNames + ["hiit", "legs"]).sorted())
+        // The per-kind templates follow the new options.
+        #expect(discovery.configBytes(for: kitchen) == JSONCoding.encode(discovery.config(for: kitchen)))
     }
 
     @Test("unique ids are distinct, derived only from node, timer and component (stable across restarts)")
@@ -201,7 +221,7 @@ struct HomeAssistantDiscoveryTests {
         // The template is made at all (not the slow path every time).
         let parts = ConfigTemplate(discovery, kind: .countdown)?.parts ?? []
         #expect(parts.filter { $0 == .name }.count == 1)
-        #expect(parts.filter { $0 == .id }.count == 25)  // 12 unique ids, 12 topics, the device id
+        #expect(parts.filter { $0 == .id }.count == 32)  // 15 unique ids, 16 topics, the device id
     }
 }
 

@@ -80,7 +80,8 @@ struct SoundCueTests {
 struct SoundPlayerTests {
     /// Renders `events` handed over at `nowMs` into a WAV file and returns its analysis with
     /// the sample-0 instant the player logged.
-    func render(_ events: [(events: [TimerEvent], nowMs: Millis)], settings configure: (inout SoundSettings) -> Void = { _ in })
+    func render(_ events: [(events: [TimerEvent], nowMs: Millis)], settings configure: (inout SoundSettings) -> Void = { _ in },
+                speaker: [(muted: Bool, volume: Double)?]? = nil)
         throws -> (SoxAnalysis, origin: Millis, log: LogRecorder) {
         let directory = try temporaryDirectory()
         let path = directory.appendingPathComponent("cues.wav").path
@@ -90,7 +91,11 @@ struct SoundPlayerTests {
         let log = LogRecorder()
         let player = SoundPlayer(settings: settings, logger: log.logger)
         player.start()
-        for batch in events { player.submit(batch.events, nowMs: batch.nowMs) }
+        for (index, batch) in events.enumerated() {
+            // The node's `sound` command before this batch, if any.
+            if let setting = speaker?[index] { player.setSpeaker(muted: setting.muted, volume: setting.volume) }
+            player.submit(batch.events, nowMs: batch.nowMs)
+        }
         // Generous: the file is renamed into place when the thread ends, which a loaded CI
         // machine (a debug build) took more than the default 2 s to reach.
         player.stop(timeout: .seconds(60))
@@ -140,6 +145,26 @@ struct SoundPlayerTests {
         let rest = try wav.stat(from: Double(t0 + 2_000 - origin) / 1000 + 0.05, duration: 0.15).maxAmplitude
         #expect(abs(work - 0.8 * 0.7) < 0.01, "work at \(work)")
         #expect(abs(rest - 0.4 * 0.7) < 0.01, "rest at \(rest)")
+    }
+
+    @Test("the node's speaker: muted plays nothing from then on; its volume scales every cue's")
+    func speaker() throws {
+        let t0: Millis = 1_795_000_000_000
+        let batches: [(events: [TimerEvent], nowMs: Millis)] = [
+            ([event(.started, due: t0, phase: .work)], t0),
+            ([event(.phase, due: t0 + 1_000, phase: .rest)], t0 + 1_000),
+            ([event(.started, due: t0 + 2_000, phase: .work)], t0 + 2_000),
+        ]
+        let (wav, origin, _) = try render(batches, settings: { $0.volume = 0.8 },
+                                          speaker: [(false, 0.5), (true, 0.5), (false, 1.0)])
+        let runs = wav.runs()
+        // The rest's cue, muted, is missing; both work cues sound.
+        #expect(runs.count == 2 * SoundCue.work.tones.count, "\(runs)")
+        #expect(try wav.check(cueAt: Double(t0 + 1_000 - origin) / 1000, tones: tones(.rest), runs: runs).isEmpty == false)
+        let first = try wav.stat(from: Double(t0 - origin) / 1000 + 0.05, duration: 0.3).maxAmplitude
+        let last = try wav.stat(from: Double(t0 + 2_000 - origin) / 1000 + 0.05, duration: 0.3).maxAmplitude
+        #expect(abs(first - 0.5 * 0.8 * 0.7) < 0.01, "at 50 %: \(first)")
+        #expect(abs(last - 0.8 * 0.7) < 0.01, "at 100 %: \(last)")
     }
 
     @Test("a cue handed over more than 1 s late is dropped (a timer restored after downtime)")

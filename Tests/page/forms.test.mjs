@@ -152,6 +152,16 @@ test("commands.json: a preset with its parameters, a saved workout, save and del
   assert.match(F.buildStart({ kind: "preset", preset: "emom", params: { rounds: "0" } }).errors.rounds, /^rounds must be between 1 and 1,000, got 0$/);
 });
 
+test("commands.json: a rest that comes back ready after Acknowledge; the node's rule checked as it types", () => {
+  const { body, errors } = F.buildStart({ kind: "rest", raw: { duration: "1:30", exercise: "Squat", next: "Rows", ack: true, after_ack: true } });
+  assert.deepEqual(errors, {});
+  assert.deepEqual(body, example("start a rest that comes back ready after Acknowledge"));
+  assert.equal(F.buildSpec("rest", { duration: "1:30", ack: true, after_ack: false }).spec.after_ack, undefined);
+  assert.match(F.buildSpec("rest", { duration: "1:30", ack: false, after_ack: true }).errors.after_ack, /^after_ack "ready" applies to a timer that waits for an ack/);
+  assert.match(F.buildSpec("countdown", { duration: "00:05:00", after_ack: true }).errors.after_ack, /add "ack": true$/);
+  assert.equal(F.buildSpec("countdown", { duration: "00:05:00", ack: true, after_ack: true }).spec.after_ack, "ready");
+});
+
 test("commands.json: a start at a chosen time carries start_at in epoch ms", () => {
   const at = example("start at an instant (ISO 8601)").start_at;
   const { body } = F.buildStart({ kind: "countdown", raw: { duration: "5m" }, startAt: at, now: at - 60_000 });

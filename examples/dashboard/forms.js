@@ -186,6 +186,7 @@ const KINDS = {
       { key: "duration", label: "Duration", type: "hms", min: SEC, required: true, value: "00:10:00", hint: "HH:MM:SS; digits alone fill from the right: 1200 is 12 minutes" },
       { key: "label", label: "Label", type: "text" },
       { key: "ack", label: "Ring until acknowledged", type: "bool", value: false },
+      { key: "after_ack", label: "Back to ready after Acknowledge", type: "bool", value: false, hint: "Acknowledge brings it back at its full time" },
     ],
   },
   rest: {
@@ -195,6 +196,7 @@ const KINDS = {
       { key: "exercise", label: "Exercise", type: "text", hint: "the one just done" },
       { key: "next", label: "Next exercise", type: "text" },
       { key: "ack", label: "Ring until acknowledged", type: "bool", value: true },
+      { key: "after_ack", label: "Back to ready after Acknowledge", type: "bool", value: false, hint: "Acknowledge brings the rest back at its full time" },
     ],
   },
   stopwatch: {
@@ -381,7 +383,12 @@ function buildSpec(kind, raw, unchecked) {
     if (c.error && unchecked && typed(r[f.key])) spec[f.key] = pass(f, r[f.key]);
     else if (c.error) errors[f.key] = c.error;
     else if (f.key === "ack") { if (c.value !== ACK_DEFAULT[kind]) spec.ack = c.value; }
+    else if (f.key === "after_ack") { if (c.value) spec.after_ack = "ready"; }
     else if (c.value !== undefined) spec[f.key] = c.value;
+  }
+  // The node's rule (and message): coming back ready needs an acknowledgement to come back from.
+  if (spec.after_ack === "ready" && !errors.ack && !(spec.ack ?? ACK_DEFAULT[kind])) {
+    errors.after_ack = 'after_ack "ready" applies to a timer that waits for an ack at zero; add "ack": true';
   }
   if (kind === "interval" && !unchecked && !errors.rounds && !errors.sets && !errors.exercises) {
     const n = intervalSegments(spec);

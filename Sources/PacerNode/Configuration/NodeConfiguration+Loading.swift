@@ -186,7 +186,8 @@ extension NodeConfiguration {
 
     /// `publish.per_second`: the plain topics that flip every second (default both; `[]`: none).
     private mutating func readPublish(_ top: [String: ConfigTree], _ r: inout ConfigReader) {
-        let publish = r.mapping(top["publish"], key: "publish", known: ["per_second", "plain_connection"])
+        let publish = r.mapping(top["publish"], key: "publish", known: ["per_second", "plain_connection", "cue_ahead"])
+        if let v = r.duration(publish["cue_ahead"], key: "publish.cue_ahead", range: 100...10_000) { cueAheadMs = v }
         if let name = r.string(publish["plain_connection"], key: "publish.plain_connection") {
             if let connection = PlainTopicsConnection(rawValue: name) {
                 plainTopicsConnection = connection

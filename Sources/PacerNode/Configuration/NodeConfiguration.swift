@@ -141,6 +141,9 @@ public struct NodeConfiguration: Sendable, Equatable {
     public var perSecondTopics: Set<PerSecondTopic> = Set(PerSecondTopic.allCases)
     /// Whether the plain topics have a connection of their own (`publish.plain_connection`).
     public var plainTopicsConnection: PlainTopicsConnection = .separate
+    /// How long before each cue the node announces it on `<base>/cue_ahead`, for other
+    /// players to duck their music (`publish.cue_ahead`); nil: not announced.
+    public var cueAheadMs: Millis?
     /// Home Assistant MQTT discovery (HomeAssistant/HomeAssistantDiscovery.swift).
     public var homeAssistant = HomeAssistantSettings()
     /// Sound cues on the node's speaker (PacerSound); nil without a `sound:` section.

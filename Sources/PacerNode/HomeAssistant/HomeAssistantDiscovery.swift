@@ -31,6 +31,9 @@ struct HomeAssistantDiscovery: Sendable, Equatable {
     let version: String
     /// Whether the node has heart-rate sources: without, the heart-rate sensor starts disabled.
     let hasHeartRate: Bool
+    /// The options of each timer's Workout select: the presets (built in and configured) and
+    /// the saved workouts, by id (`setWorkouts`).
+    private(set) var workouts: [String]
 
     /// Per kind, the payload with holes for the timer's id and name (`configBytes(for:)`).
     private var templates: [TimerKind: ConfigTemplate] = [:]
@@ -41,10 +44,26 @@ struct HomeAssistantDiscovery: Sendable, Equatable {
         self.topics = topics
         self.version = version
         self.hasHeartRate = hasHeartRate
+        self.workouts = Presets.builtInNames.sorted()
+        makeTemplates()
+    }
+
+    private mutating func makeTemplates() {
+        templates = [:]
         for kind in TimerKind.allCases {
             guard let template = ConfigTemplate(self, kind: kind) else { continue }
             templates[kind] = template
         }
+    }
+
+    /// The Workout select's options (presets and saved workouts). False when they are the same
+    /// as before; true when they changed, and every timer's config must be published again.
+    mutating func setWorkouts(_ ids: [String]) -> Bool {
+        let sorted = Array(Set(ids)).sorted()
+        guard sorted != workouts, !sorted.isEmpty else { return false }
+        workouts = sorted
+        makeTemplates()
+        return true
     }
 
     /// The discovery payload of one timer as JSON bytes: exactly `config(for:).jsonBytes`,
@@ -61,6 +80,36 @@ struct HomeAssistantDiscovery: Sendable, Equatable {
     /// `<prefix>/device/<node>_<timer>/config`. Node and timer ids use `[a-z0-9_-]` only, which
     /// is within the `[a-zA-Z0-9_-]` Home Assistant allows for an object id.
     func configTopic(timer id: String) -> String { "\(prefix)/device/\(objectID(timer: id))/config" }
+
+    /// The node's own device (its speaker): `<prefix>/device/<node>/config`.
+    var nodeConfigTopic: String { "\(prefix)/device/\(nodeID)/config" }
+
+    /// The node's own device, for a node with a speaker: a switch that mutes and unmutes it
+    /// and a number for its volume, both through the `sound` command on `<base>/cmd` and read
+    /// back from the retained `<base>/sound` (docs/home-assistant.md).
+    func nodeConfig() -> JSONValue {
+        let stem = "pacer_\(nodeID)"
+        return .object([
+            "dev": .object(["ids": .array([.string(stem)]), "name": .string("Pacer \(nodeID)"), "mf": "Pacer", "mdl": "node", "sw": .string(version)]),
+            "o": .object(["name": "Pacer", "sw": .string(version)]),
+            "availability_topic": .string(topics.status),
+            "qos": 1,
+            "cmps": .object([
+                "speaker": .object([
+                    "platform": "switch", "name": "Speaker", "unique_id": .string("\(stem)_speaker"), "icon": "mdi:volume-high",
+                    "command_topic": .string(topics.command), "state_topic": .string(topics.sound),
+                    "payload_on": #"{"action":"sound","muted":false}"#, "payload_off": #"{"action":"sound","muted":true}"#,
+                    "value_template": "{{ 'OFF' if value_json.muted else 'ON' }}", "state_on": "ON", "state_off": "OFF",
+                ]),
+                "speaker_volume": .object([
+                    "platform": "number", "name": "Speaker volume", "unique_id": .string("\(stem)_speaker_volume"), "icon": "mdi:volume-medium",
+                    "command_topic": .string(topics.command), "command_template": #"{"action":"sound","volume":{{ value | int }}}"#,
+                    "state_topic": .string(topics.sound), "value_template": "{{ value_json.volume }}",
+                    "min": 0, "max": 100, "step": 5, "unit_of_measurement": "%", "mode": "slider",
+                ]),
+            ]),
+        ])
+    }
 
     /// `<node>_<timer>`: the device's object id, its identifier and the stem of its unique ids.
     func objectID(timer id: String) -> String { "\(nodeID)_\(id)" }
@@ -126,6 +175,23 @@ struct HomeAssistantDiscovery: Sendable, Equatable {
             ]),
             // Empty while no fresh reading: `None` makes it unknown (an empty value would be
             // ignored by a numeric sensor and leave the last reading showing).
+            // The exercise now and the next one, from the retained state (a phone's
+            // notification names them: examples/home-assistant/).
+            component("exercise", platform: "sensor", name: "Exercise", [
+                "state_topic": .string(t.state), "icon": "mdi:weight-lifter",
+                "value_template": "{{ value_json.label if value_json is defined and value_json.label else None }}",
+            ]),
+            component("next_exercise", platform: "sensor", name: "Next exercise", [
+                "state_topic": .string(t.state), "icon": "mdi:arrow-right-bold",
+                "value_template": "{{ value_json.next_label if value_json is defined and value_json.next_label else None }}",
+            ]),
+            // Starts the timer with a preset or a saved workout; shows the preset it runs.
+            component("workout", platform: "select", name: "Workout", [
+                "command_topic": .string(t.command), "options": .array(workouts.map { .string($0) }),
+                "command_template": "{\"action\":\"start\",\"preset\":{{ value | tojson }}}",
+                "state_topic": .string(t.state), "icon": "mdi:playlist-play",
+                "value_template": "{{ value_json.preset if value_json is defined and value_json.preset else None }}",
+            ]),
             component("heart_rate", platform: "sensor", name: "Heart rate", [
                 "state_topic": .string(t.hr), "unit_of_measurement": "bpm", "state_class": "measurement",
                 "value_template": "{{ value if value else None }}", "icon": "mdi:heart-pulse",
@@ -224,7 +290,7 @@ struct ConfigTemplate: Sendable, Equatable {
 /// What the node last published to Home Assistant: a timer's config is republished only when
 /// what it depends on changed (created, renamed, its kind changed), or when asked for all.
 struct HomeAssistantPublisher: Sendable {
-    let discovery: HomeAssistantDiscovery
+    var discovery: HomeAssistantDiscovery
     private var published: [String: HomeAssistantDiscovery.Subject] = [:]
 
     init(discovery: HomeAssistantDiscovery) { self.discovery = discovery }

@@ -19,6 +19,8 @@ enum DeadlineOwner: Hashable, Sendable {
     case plainFallback
     /// The time limit of a connect's hold on the plain topics' republish (EngineMachine+PlainLink.swift).
     case plainHold
+    /// A timer's next cue, announced `publish.cue_ahead` before it (EngineMachine+CueAhead.swift).
+    case cueAhead(String)
 }
 
 /// One deadline queue for everything the node waits for (SPEC: one scheduler for all timers).

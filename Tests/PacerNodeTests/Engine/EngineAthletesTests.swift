@@ -298,6 +298,7 @@ struct EngineAthletesTests {
         let payload = Array(try Data(contentsOf: fixture))
         let summary = try #require(JSONCoding.decode(payload))
         let directory = try makeTemporaryDirectory("pacer-history-csv")
+        defer { try? FileManager.default.removeItem(at: directory) }
         let (database, _) = try PacerDatabase.open(directory: directory.path)
         var batch = StoreBatch()
         batch.appendEvents = [

@@ -4,6 +4,7 @@ import Mosquitto
 import PacerCore
 @testable import PacerNode
 import PacerProtocol
+import PacerSound
 import PacerStore
 import PacerTestSupport
 import Testing
@@ -16,14 +17,14 @@ struct EngineMachineTests {
     static let base = "pacer/m"
 
     /// A machine over a configuration read from YAML (`hasStore`: as if a database backed it).
-    static func machine(_ yaml: String = "", hasStore: Bool = false) throws -> EngineMachine {
+    static func machine(_ yaml: String = "", hasStore: Bool = false, hasSound: Bool = false) throws -> EngineMachine {
         let directory = try makeTemporaryDirectory("pacer-machine")
         let file = directory.appendingPathComponent("pacer.yaml")
         try yaml.write(to: file, atomically: false, encoding: .utf8)
         let configuration = try NodeConfiguration.load(
             flags: .init(configFile: file.path, node: "m", baseTopic: base, dataDirectory: directory.path), environment: [:])
         return EngineMachine(configuration: configuration, logger: Logger(label: "machine-test") { _ in SwiftLogNoOpLogHandler() },
-                             startedAtMs: 1_000_000, hasStore: hasStore)
+                             startedAtMs: 1_000_000, hasStore: hasStore, hasSound: hasSound)
     }
 
     /// One input through the three steps, the write given as `result` (nil: no store).
@@ -167,5 +168,110 @@ struct EngineMachineTests {
         Self.step(&m, .delivered(MQTTDeliveryReport(token: tokens[0], reasonCode: 0)), at: 100)
         let (next, _) = Self.step(&m, Self.command(["action": "pause"], timer: "tea"), at: 200, result: { _ in .success(StoreCommit()) })
         #expect(next.markPublished == [1])
+    }
+
+    @Test("a rest timer with after_ack ready: Acknowledge (from any client) publishes it idle at its full duration, and the change is written")
+    func restComesBackReady() throws {
+        var m = try Self.machine()
+        Self.step(&m, .connection(.connected(sessionPresent: false)), at: 0)
+        Self.step(&m, Self.command(["action": "start", "spec": ["kind": "rest", "duration": "90s", "exercise": "Squat", "next": "Rows", "after_ack": "ready"]], timer: "rest"),
+                  at: 0, result: { _ in .success(StoreCommit()) })
+        while let next = m.nextDeadline(), next <= 90_000 { Self.step(&m, .deadline, at: next, result: { _ in .success(StoreCommit()) }) }
+        let (batch, effects) = Self.step(&m, Self.command(["action": "ack", "id": "a1"], timer: "rest"), at: 95_000, result: { _ in .success(StoreCommit()) })
+        #expect(batch.upsertTimers.map(\.id) == ["rest"])
+        #expect(batch.appendEvents.map(\.type) == ["acknowledged", "finished", "reset"])
+        let state = try #require(Self.published(effects).last { $0.topic == "\(Self.base)/timers/rest/state" }?.json)
+        #expect(state["status"] == "idle" && state["remaining_ms"] == .int(90_000) && state["display"] == "1:30", "\(state)")
+        #expect(Self.plainValues(effects)["\(Self.base)/timers/rest/display"] == "1:30")
+    }
+
+    @Test("saving a workout republishes every timer's Home Assistant config with it among the Workout select's options")
+    func savedWorkoutReachesHomeAssistant() throws {
+        var m = try Self.machine("timers:\n  - {id: tea, name: Tea, spec: {kind: countdown, duration: 3m}}\n", hasStore: true)
+        _ = m.restore(RestoredState(), clockSynchronized: true, now: 0)
+        Self.step(&m, .connection(.connected(sessionPresent: false)), at: 0)
+        let configTopic = "homeassistant/device/m_tea/config"
+        func options(_ effects: [EngineEffect]) -> [String]? {
+            Self.published(effects).last { $0.topic == configTopic }?.json?["cmps"]?["workout"]?["options"]?.array?.compactMap(\.string)
+        }
+        let (_, saved) = Self.step(&m, Self.command(["action": "save_workout", "workout": "hiit", "spec": ["kind": "interval", "work": "45s", "rest": "15s", "rounds": 10]]),
+                                   at: 1_000, result: { _ in .success(StoreCommit()) })
+        #expect(options(saved)?.contains("hiit") == true, "\(Self.published(saved).map(\.topic))")
+        // A command that changes no workout publishes no config again.
+        let (_, other) = Self.step(&m, Self.command(["action": "start"], timer: "tea"), at: 2_000, result: { _ in .success(StoreCommit()) })
+        #expect(options(other) == nil)
+        let (_, deleted) = Self.step(&m, Self.command(["action": "delete_workout", "workout": "hiit"]), at: 3_000, result: { _ in .success(StoreCommit()) })
+        #expect(options(deleted).map { !$0.contains("hiit") } == true)
+    }
+
+    @Test("sound: mute and volume are written, published on <base>/sound, handed to the player, kept through a restart; refused without a speaker")
+    func speakerCommand() throws {
+        var m = try Self.machine(hasStore: true, hasSound: true)
+        let (_, connect) = Self.step(&m, .connection(.connected(sessionPresent: false)), at: 0)
+        #expect(Self.published(connect).first { $0.topic == "\(Self.base)/sound" }?.json == ["available": true, "muted": false, "volume": 100])
+        // The node's own Home Assistant device: the speaker switch and its volume.
+        let node = try #require(Self.published(connect).first { $0.topic == "homeassistant/device/m/config" }?.json)
+        #expect(node["cmps"]?["speaker"]?["platform"] == "switch" && node["cmps"]?["speaker_volume"]?["platform"] == "number")
+        let (batch, effects) = Self.step(&m, Self.command(["action": "sound", "muted": true, "volume": 30, "id": "s1"]), at: 1_000,
+                                         result: { _ in .success(StoreCommit()) })
+        #expect(batch.meta[Speaker.metaKey] == #"{"muted":true,"volume":30}"#)
+        #expect(Self.published(effects).first { $0.topic == "\(Self.base)/sound" }?.json == ["available": true, "muted": true, "volume": 30])
+        #expect(effects.contains { if case .speaker(true, 30) = $0 { true } else { false } })
+        #expect(Self.published(effects).last?.json?["muted"] == true)  // the reply says so too
+        // A failed write leaves it as it was.
+        let (_, failed) = Self.step(&m, Self.command(["action": "sound", "muted": false]), at: 2_000,
+                                    result: { _ in .failure(StoreError(.io, "disk I/O error")) })
+        #expect(m.speaker.muted == true)
+        #expect(!failed.contains { if case .speaker = $0 { true } else { false } })
+        // A restart reads it back.
+        var restarted = try Self.machine(hasStore: true, hasSound: true)
+        _ = restarted.restore(RestoredState(speakerDocument: batch.meta[Speaker.metaKey]), clockSynchronized: true, now: 3_000)
+        #expect(restarted.speaker == m.speaker)
+        // Without a speaker: refused, naming what to configure.
+        var silent = try Self.machine()
+        Self.step(&silent, .connection(.connected(sessionPresent: false)), at: 0)
+        let (_, refused) = Self.step(&silent, Self.command(["action": "sound", "muted": true]), at: 1_000)
+        let reply = try #require(Self.published(refused).first { $0.topic == "\(Self.base)/reply" }?.json)
+        #expect(reply["ok"] == false && reply["error"]?["code"] == "invalid_state" && reply["error"]?["message"]?.string?.contains("sound:") == true, "\(reply)")
+    }
+
+    @Test("publish.cue_ahead: every cue the timer sounds is announced once, its lead before its due instant, with its kind and length")
+    func cueAhead() throws {
+        var m = try Self.machine("publish: {cue_ahead: 1s}\n")
+        Self.step(&m, .connection(.connected(sessionPresent: false)), at: 0)
+        let spec: JSONValue = ["kind": "interval", "prepare": "5s", "work": "6s", "rest": "4s", "rounds": 2]
+        var announced: [(at: Millis, json: JSONValue)] = []
+        var sounded: [(due: Millis, cue: String)] = []
+        func record(_ effects: [EngineEffect], at now: Millis) {
+            for (topic, json) in Self.published(effects) where topic == "\(Self.base)/cue_ahead" { announced.append((now, json ?? .null)) }
+            for case .sound(let events) in effects {
+                for event in events { if let cue = SoundCue.cue(for: event) { sounded.append((event.dueMs, cue.rawValue)) } }
+            }
+        }
+        let (_, started) = Self.step(&m, Self.command(["action": "start", "spec": spec], timer: "hiit"), at: 10_000)
+        record(started, at: 10_000)
+        while let next = m.nextDeadline(), next <= 60_000 {
+            let (_, effects) = Self.step(&m, .deadline, at: next)
+            record(effects, at: next)
+        }
+        // The cues after the start (the start's own work cue sounded at once, with nothing ahead).
+        let expected = sounded.filter { $0.due > 10_000 }
+        #expect(expected.count >= 10, "\(sounded)")
+        #expect(announced.map { $0.json["due_ms"]?.int ?? -1 } == expected.map { Int($0.due) }, "\(announced.map(\.json)) vs \(expected)")
+        #expect(announced.map { $0.json["cue"]?.string ?? "" } == expected.map(\.cue))
+        for (at, json) in announced {
+            #expect(json["lead_ms"]?.int == 1_000 && json["due_ms"]?.int.map { Millis($0) - at } == 1_000, "\(json) at \(at)")
+            #expect(json["timer"] == "hiit" && (json["duration_ms"]?.int ?? 0) > 0)
+        }
+        // A pause stops the announcements; nothing is announced while it is paused.
+        var paused = try Self.machine("publish: {cue_ahead: 1s}\n")
+        Self.step(&paused, .connection(.connected(sessionPresent: false)), at: 0)
+        Self.step(&paused, Self.command(["action": "start", "spec": ["kind": "countdown", "duration": "20s"]], timer: "tea"), at: 0)
+        Self.step(&paused, Self.command(["action": "pause"], timer: "tea"), at: 5_000)
+        var late: [String] = []
+        while let next = paused.nextDeadline(), next <= 60_000 {
+            late += Self.published(Self.step(&paused, .deadline, at: next).1).map(\.topic).filter { $0.hasSuffix("/cue_ahead") }
+        }
+        #expect(late.isEmpty)
     }
 }

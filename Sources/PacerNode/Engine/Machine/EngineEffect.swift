@@ -23,6 +23,8 @@ enum EngineEffect {
     case history(HistoryQuery, reply: EngineOutput.Reply)
     /// The speaker's cues (PacerSound; placed on their due instants from the shell's clock).
     case sound([TimerEvent])
+    /// The speaker muted or not, and its volume in percent (the `sound` command).
+    case speaker(muted: Bool, volume: Int)
     /// Prune old history and request ids (after a write, at most once an hour).
     case prune(RetentionPolicy)
     /// A connect's burst was freed: give the heap's pages back soon.

@@ -102,7 +102,7 @@ extension EngineMachine {
     static func isRecordable(_ request: NodeCommand.Request) -> Bool {
         switch request {
         case .list, .time, .history: false
-        case .timer, .create, .delete, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete: true
+        case .timer, .create, .delete, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete, .sound: true
         }
     }
 
@@ -151,6 +151,8 @@ extension EngineMachine {
             return setAthlete(AthleteProfile(id: id, name: name, colour: colour, maxHR: maxHR), into: &output)
         case .clearAthlete(let id):
             return clearAthlete(id, into: &output)
+        case .sound(let muted, let volume):
+            return setSpeaker(muted: muted, volume: volume, into: &output)
         case .history:
             // With a store, `command` hands the read to the shell (`EngineEffect.history`).
             return .success(CommandResult(members: ["events": .array([])]))
@@ -264,6 +266,25 @@ extension EngineMachine {
         if output.workoutsBefore == nil { output.workoutsBefore = before }
         output.workoutsChanged = true
         return .success(CommandResult(members: ["workout": .string(id), "deleted": .bool(true)]))
+    }
+
+    /// `sound`: the node's speaker muted, unmuted or set to a volume (written, published on
+    /// `<base>/sound`, handed to the sound player); neither given: what it is now.
+    private mutating func setSpeaker(muted: Bool?, volume: Int?, into output: inout EngineOutput) -> Result<CommandResult, ReplyError> {
+        if muted != nil || volume != nil {
+            guard hasSound else {
+                return .failure(.init(.invalidState, "this node has no speaker: add sound: {device: default} to its configuration (docs/sound.md); nothing changed"))
+            }
+            var next = speaker
+            if let muted { next.muted = muted }
+            if let volume { next.volume = volume }
+            if next != speaker {
+                if output.speakerBefore == nil { output.speakerBefore = speaker }
+                speaker = next
+                output.speakerChanged = true
+            }
+        }
+        return .success(CommandResult(members: speaker.members(available: hasSound)))
     }
 
     private func timerReply(_ id: String, now: Millis) -> CommandResult {

@@ -34,11 +34,18 @@ extension EngineMachine {
         // 10,000 entries (copy on write), once per command or chunk.
         homeAssistant = nil
         var messages = output.deletedTimers.map { publisher.removal(of: $0) }
+        // The Workout select offers the presets and the saved workouts: when they change, every
+        // timer's config goes out again (in chunks, as on a connect).
+        var workoutsChanged = false
+        if output.republishAll || output.workoutsChanged {
+            workoutsChanged = publisher.discovery.setWorkouts(Presets.builtInNames + configuration.presets.keys + workouts.ids)
+        }
         if linkUp {
-            if output.republishAll || output.republishDiscovery {
+            if output.republishAll || output.republishDiscovery || workoutsChanged {
                 // The states, events and retained topics queued so far go to the network
                 // thread now, while the configs are made, not after them.
                 emit(.flush)
+                if hasSound { messages.append(.init(topic: publisher.discovery.nodeConfigTopic, payload: JSONCoding.encode(publisher.discovery.nodeConfig()))) }
                 publisher.queueAll(timers.ids, at: now)
             } else if !output.onlyTimePassed {
                 messages += publisher.configs(for: subjects(output.changedTimers), force: false)

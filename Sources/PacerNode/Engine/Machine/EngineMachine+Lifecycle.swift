@@ -11,6 +11,8 @@ struct RestoredState {
     var workoutsDocument: String?
     /// The athletes' profiles document (`meta`), if any.
     var athletesDocument: String?
+    /// The speaker's document (`meta`), if any.
+    var speakerDocument: String?
     /// Request ids answered within the dedup window.
     var requests: [RequestRecord] = []
 }
@@ -34,6 +36,9 @@ extension EngineMachine {
         }
         if let document = saved.workoutsDocument {
             workouts = SavedWorkouts(json: JSONCoding.decode(Array(document.utf8)))
+        }
+        if let document = saved.speakerDocument {
+            speaker = Speaker(json: JSONCoding.decode(Array(document.utf8)))
         }
         for request in saved.requests {
             ledger.record(id: request.id, encodedReply: request.reply, now: request.atMs)

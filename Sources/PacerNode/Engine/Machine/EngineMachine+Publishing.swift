@@ -41,6 +41,7 @@ extension EngineMachine {
             let rolledBack = Set(rollbacks.flatMap(\.timers.keys))
             if let before = output.workoutsBefore { workouts = before }
             if let before = output.athletesBefore { athletes = before }
+            if let before = output.speakerBefore { speaker = before }
             if !rollbacks.isEmpty {
                 for rollback in rollbacks.reversed() {
                     for (id, entry) in rollback.timers { timers.set(id, entry) }
@@ -87,7 +88,9 @@ extension EngineMachine {
             if output.infoChanged { publishInfoThrottled(now: now) }
             if output.workoutsChanged { publishWorkouts() }
             if !output.athletesChanged.isEmpty { publishAthleteProfiles(output.athletesChanged, now: now) }
+            if output.speakerChanged { publishSpeaker() }
         }
+        if output.speakerChanged { emit(.speaker(muted: speaker.muted, volume: speaker.volume)) }
         for reply in output.replies {
             if let query = reply.history {
                 emit(.history(query, reply: reply))
@@ -123,6 +126,9 @@ extension EngineMachine {
         if output.workoutsChanged {
             batch.meta[SavedWorkouts.metaKey] = String(decoding: workouts.document, as: UTF8.self)
         }
+        if output.speakerChanged {
+            batch.meta[Speaker.metaKey] = String(decoding: speaker.document, as: UTF8.self)
+        }
         batch.shiftRequestsMs = upkeep.requestShiftMs
         batch.requests = output.requests
         if !batch.isEmpty || output.flushMarks { batch.markPublished = takeMarks() }
@@ -139,6 +145,7 @@ extension EngineMachine {
         publishInfo(now: now)
         publishWorkouts()
         republishAthletes(now: now)
+        publishSpeaker()
         for event in outbox.takeUnwritten() { publishEvent(event) }
         // Timers with events in the outbox wait for the outbox check (see EventOutbox).
         // Every `state` first (it carries everything a dashboard shows), then the plain topics:
@@ -295,6 +302,11 @@ extension EngineMachine {
     /// The retained `<base>/workouts`.
     mutating func publishWorkouts() {
         publish(to: topics.workouts, workouts.document, retain: true)
+    }
+
+    /// The retained `<base>/sound`: the speaker as commanded (`available: false` without one).
+    mutating func publishSpeaker() {
+        publish(to: topics.sound, JSONValue.object(speaker.members(available: hasSound)).jsonBytes, retain: true)
     }
 
     /// A timer event on its `event` topic (not retained).

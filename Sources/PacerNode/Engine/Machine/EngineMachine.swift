@@ -38,6 +38,8 @@ struct EngineMachine {
     let hasStore: Bool
     /// Whether the plain topics have a connection of their own (`publish.plain_connection: separate`).
     let hasPlainConnection: Bool
+    /// Whether the node has a speaker (`sound:` in its configuration).
+    let hasSound: Bool
 
     // The state, each part a type that owns its rules:
     /// Every timer, with what the store and the broker last got of it (TimerTable.swift).
@@ -66,8 +68,13 @@ struct EngineMachine {
     var pendingSummaries: [(timer: String, payload: [UInt8])] = []
     /// The saved workouts (SavedWorkouts.swift).
     var workouts = SavedWorkouts(json: nil)
+    /// The node's speaker as commanded (Speaker.swift).
+    var speaker = Speaker()
     /// Store work that rides on the next write or happens after one (pruning).
     var upkeep = StoreUpkeep()
+    /// Per timer, the revision its cue-ahead deadline was set at and the last cue announced
+    /// (EngineMachine+CueAhead.swift; empty without `publish.cue_ahead`).
+    var cueAhead: [String: CueAheadMark] = [:]
     /// Home Assistant discovery: what was published (nil when `home_assistant.enabled` is false).
     var homeAssistant: HomeAssistantPublisher?
     /// The optional command rate limit (`limits.command_rate`; nil: off). CommandRateLimiter.swift.
@@ -87,12 +94,13 @@ struct EngineMachine {
     ///   - hasStore: whether a database backs the node.
     ///   - hasPlainConnection: whether the plain topics have a connection of their own.
     init(configuration: NodeConfiguration, logger: Logger, startedAtMs: Millis, version: String = PacerVersion.current,
-         hasStore: Bool, storagePath: String? = nil, storageProblem: String? = nil, hasPlainConnection: Bool = false) {
+         hasStore: Bool, storagePath: String? = nil, storageProblem: String? = nil, hasPlainConnection: Bool = false, hasSound: Bool = false) {
         self.configuration = configuration
         self.topics = Topics(base: configuration.baseTopic)
         self.logger = logger
         self.hasStore = hasStore
         self.hasPlainConnection = hasPlainConnection
+        self.hasSound = hasSound
         self.parser = CommandParser(maxPayloadBytes: configuration.limits.maxPayloadBytes)
         self.ledger = RequestLedger(windowMs: configuration.limits.dedupWindowMs)
         self.heartRate = HeartRateMonitor(settings: configuration.heartRate)
@@ -158,6 +166,7 @@ struct EngineMachine {
                 case .discovery: break  // afterWrite's publishDiscovery sends the next chunk
                 case .plainFallback: plainLinkStayedDown(into: &output)
                 case .plainHold: output.republishPlain = plainHold.release() || output.republishPlain
+                case .cueAhead(let id): announceCues(id, now: now)
                 }
             }
         }
@@ -192,12 +201,16 @@ struct EngineMachine {
     mutating func advanceTimer(_ id: String, now: Millis, into output: inout EngineOutput) {
         guard let events = timers.update(id, { $0.advance(to: now) }) else { return }
         output.timerAdvanced(id, events: events)
-        schedule(id, now: now)
+        schedule(id, now: now, byTime: true)
     }
 
-    /// Sets the timer's one deadline (none once it is gone).
-    mutating func schedule(_ id: String, now: Millis) {
+    /// Sets the timer's one deadline (none once it is gone), and its cue-ahead one when the
+    /// timer changed (EngineMachine+CueAhead.swift).
+    /// - Parameter byTime: the timer moved on by the passage of time only (its cues stay where
+    ///   the timing model put them, so what was announced stays announced).
+    mutating func schedule(_ id: String, now: Millis, byTime: Bool = false) {
         deadlines.set(.timer(id), at: timers.nextDeadline(of: id, now: now))
+        if configuration.cueAheadMs != nil { scheduleCueAhead(id, now: now, keepingAnnounced: byTime) }
     }
 
     mutating func rescheduleAll(now: Millis) {

@@ -59,6 +59,10 @@ struct EngineOutput {
     var athletesChanged: Set<String> = []
     /// The athletes before the first command of this output that changed their profiles (rollback).
     var athletesBefore: AthleteRoster?
+    /// The speaker changed (`sound`): written (in `meta`), published, handed to the player.
+    var speakerChanged = false
+    /// The speaker before the first command of this output that changed it (its rollback).
+    var speakerBefore: Speaker?
     /// A (re)connect: publish every retained topic again.
     var republishAll = false
     /// The plain topics' own connection came up: publish every plain topic again over it.
@@ -106,6 +110,8 @@ struct EngineOutput {
         workoutsBefore = workoutsBefore ?? other.workoutsBefore
         athletesChanged.formUnion(other.athletesChanged)
         athletesBefore = athletesBefore ?? other.athletesBefore
+        speakerChanged = speakerChanged || other.speakerChanged
+        speakerBefore = speakerBefore ?? other.speakerBefore
         republishAll = republishAll || other.republishAll
         republishPlain = republishPlain || other.republishPlain
         republishDiscovery = republishDiscovery || other.republishDiscovery
@@ -162,6 +168,7 @@ struct EngineOutput {
         requests = []
         workoutsChanged = false
         athletesChanged = []
+        speakerChanged = false
         replies = replies.map { reply in
             var reply = reply
             reply.payload = JSONCoding.encode(error.reply(id: reply.id))

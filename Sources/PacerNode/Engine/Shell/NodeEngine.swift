@@ -53,7 +53,7 @@ actor NodeEngine {
          usesAlarm: Bool = true, sound: SoundPlayer? = nil) {
         self.machine = EngineMachine(configuration: configuration, logger: logger, startedAtMs: clock.now(), version: version,
                                      hasStore: store != nil, storagePath: store?.path, storageProblem: storageProblem,
-                                     hasPlainConnection: transport.plainTopics != nil)
+                                     hasPlainConnection: transport.plainTopics != nil, hasSound: sound != nil)
         self.topics = Topics(base: configuration.baseTopic)
         self.sound = sound
         self.transport = transport
@@ -250,6 +250,8 @@ actor NodeEngine {
                 // Each cue is placed on its due_ms relative to this instant (the write before
                 // it may have taken a while).
                 sound?.submit(events, nowMs: clock.now())
+            case .speaker(let muted, let volume):
+                sound?.setSpeaker(muted: muted, volume: Double(volume) / 100)
             case .prune(let policy):
                 guard let store else { continue }
                 do { _ = try await store.prune(policy, nowMs: now) } catch {
@@ -304,6 +306,7 @@ actor NodeEngine {
                 saved.timers = Array(zip(records, machines))
                 saved.workoutsDocument = try store.meta(SavedWorkouts.metaKey)
                 saved.athletesDocument = try store.meta(AthleteRoster.metaKey)
+                saved.speakerDocument = try store.meta(Speaker.metaKey)
                 saved.requests = try store.loadRequests(sinceMs: now - machine.configuration.limits.dedupWindowMs)
             } catch {
                 logger.error("could not read the saved timers; starting without them", metadata: ["error": "\(error)"])
@@ -323,6 +326,8 @@ actor NodeEngine {
             }
         }
         machine.restoreWritten(output, batch: batch, failed: failed)
+        // The speaker as it was left (muted for the night stays muted after a power cut).
+        sound?.setSpeaker(muted: machine.speaker.muted, volume: Double(machine.speaker.volume) / 100)
         step("write_ms", since: mark)
         step("took_ms", since: began)
         logger.info("timers ready", metadata: steps.merging(["count": "\(machine.timers.count)"]) { $1 })
