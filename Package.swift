@@ -107,6 +107,7 @@ let package = Package(
                 "PacerControl",
                 "PacerProtocol",
                 "PacerCore",
+                "PacerSound",
                 "Mosquitto",
                 "CMalloc",
                 .product(name: "Logging", package: "swift-log"),
@@ -166,6 +167,12 @@ let package = Package(
         ),
         .testTarget(
             name: "PacerSoundTests",
+            dependencies: ["PacerSound", "PacerCore", "PacerTestSupport", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        // The music's ducking against a real `mpd` (Debian's package) on 127.0.0.1.
+        .testTarget(
+            name: "PacerSoundLiveTests",
             dependencies: ["PacerSound", "PacerCore", "PacerTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),

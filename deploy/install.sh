@@ -13,6 +13,8 @@
 #   sudo deploy/install.sh --no-https           the page over HTTP only (no certificates)
 #   sudo deploy/install.sh --no-web             leave lighttpd alone (serve the page yourself)
 #   sudo deploy/install.sh --no-journald        leave journald's settings alone
+#   sudo deploy/install.sh --sound              open the sound devices to the service (also done
+#                                               when the configuration plays cues on a device)
 #   sudo deploy/install.sh --broker-only        only the mosquitto and lighttpd parts (after the .deb)
 #   sudo deploy/install.sh --uninstall [--purge]
 #   deploy/install.sh --dry-run ...             print every step, change nothing
@@ -29,6 +31,7 @@ note() { echo "install.sh: $*"; }
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=${DESTDIR:-/}
 binary='' dry=false mode=install purge=false broker=true journald=true web=true https=true
+sound=auto  # sound: auto (set up when the configuration plays on a device) or yes (--sound)
 
 while (($#)); do
   case $1 in
@@ -44,6 +47,7 @@ while (($#)); do
     --no-journald) journald=false ;;
     --no-https) https=false ;;
     --no-web) web=false ;;
+    --sound) sound=yes ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac
@@ -422,6 +426,48 @@ setup_journald() {
   fi
 }
 
+# ---- sound (self-contained): the unit keeps devices closed; a drop-in opens the sound devices.
+# Installed with --sound, or when the installed configuration plays cues on an ALSA device (as
+# `pacer check-config` reads it: "sound on (ALSA device …)"). Never removed but by --uninstall.
+sound_dropin_src=$here/pacer-sound.conf
+sound_dropin_dst=$R/etc/systemd/system/pacer.service.d/sound.conf
+
+# Whether the configuration at $1 plays its cues on a device, read by the pacer binary $2.
+config_plays_sound() {
+  [[ -f $1 && -x $2 ]] || return 1
+  "$2" check-config "$1" 2>/dev/null | grep -q '^  sound on (ALSA device '
+}
+
+setup_sound() {
+  step "sound: ${sound_dropin_dst#"$R"}"
+  local why='' bin=$bin_dst
+  [[ -x $bin ]] || bin=$binary  # a dry run installs no binary
+  if [[ $sound == yes ]]; then why='asked (--sound)'
+  elif config_plays_sound "$etc/pacer.yaml" "$bin"; then why='the configuration plays cues on a device'
+  elif $dry && [[ ! -f $etc/pacer.yaml ]] && config_plays_sound "$config_src" "$bin"; then why='the configuration plays cues on a device'
+  fi
+  if [[ -z $why ]]; then
+    if [[ -f $sound_dropin_dst ]]; then echo "   kept (installed before)"
+    else echo "   not needed: the configuration plays no cues on a device (--sound sets it up anyway)"
+    fi
+    return 0
+  fi
+  echo "   $why"
+  ensure_dir 0755 "" "$(dirname "$sound_dropin_dst")"
+  install_file 0644 "" "$sound_dropin_src" "$sound_dropin_dst"
+  # The group that owns /dev/snd/* (SupplementaryGroups=audio): Debian makes it; a --root may lack it.
+  if [[ -f $R/etc/group && -z $(gid_of audio) ]]; then note "warning: no group 'audio' in ${R:-/}etc/group: the sound devices stay closed to the service"; fi
+  echo "   check it: sudo systemctl stop pacer && sudo pacer sound test --config /etc/pacer/pacer.yaml; then sudo systemctl start pacer"
+}
+
+uninstall_sound() {
+  local f=$sound_dropin_dst
+  if [[ -e $f || -L $f ]]; then run rm -f "$f"; fi
+  if ! $dry && [[ -d $(dirname "$f") && -z $(ls -A "$(dirname "$f")") ]]; then run rmdir "$(dirname "$f")"; fi
+  return 0
+}
+# ---- end of sound
+
 start_service() {
   step "enabling and starting pacer.service"
   if ! $services && ! $live; then
@@ -479,7 +525,7 @@ uninstall() {
   else
     echo "   skipped: systemd is not running here"
   fi
-  step "removing the binary, unit, dashboard, documentation, mosquitto snippet, lighttpd files and journald drop-in"
+  step "removing the binary, unit, dashboard, documentation, sound drop-in, mosquitto snippet, lighttpd files and journald drop-in"
   local f journald_changed=false web_changed=false
   for f in "$bin_dst" "$unit_dst" "$mosq_conf" "$mosq_conf.dist" "$etc/pacer.yaml.dist"; do
     if [[ -e $f || -L $f ]]; then run rm -f "$f"; fi
@@ -504,6 +550,7 @@ uninstall() {
   for f in "$share" "$doc_dst"; do
     if [[ -e $f ]]; then run rm -rf "$f"; fi
   done
+  uninstall_sound
   if $services; then
     run "$systemctl" daemon-reload
     if "$systemctl" is-active --quiet mosquitto; then run "$systemctl" restart mosquitto; fi
@@ -541,6 +588,7 @@ case $mode in
     if $journald; then setup_journald; else step "journald: left alone (--no-journald)"; fi
     if $broker; then setup_broker; else step "mosquitto: left alone (--no-broker)"; fi
     if $web; then setup_web; else step "lighttpd: left alone (--no-web)"; fi
+    setup_sound
     start_service
     summary
     ;;

@@ -46,6 +46,9 @@ public struct TimerEvent: Sendable, Codable, Equatable {
     public var atMs: Millis
     public var phase: Phase?
     public var label: String?
+    /// The exercise that comes next (`next_label`): on the events a person acts on (`started`,
+    /// `phase`, `expired`, `finished`, ...), not on cues.
+    public var nextLabel: String?
     public var round: Int?
     public var set: Int?
     /// Seconds left, for `countdown`.
@@ -65,7 +68,7 @@ public struct TimerEvent: Sendable, Codable, Equatable {
         type: EventType, timer: String, revision: Int, dueMs: Millis, atMs: Millis,
         phase: Phase? = nil, label: String? = nil, round: Int? = nil, set: Int? = nil, cue: Int? = nil,
         lateMs: Millis? = nil, finishedAtMs: Millis? = nil, seconds: Int? = nil, reason: FinishReason? = nil,
-        startAtMs: Millis? = nil
+        startAtMs: Millis? = nil, nextLabel: String? = nil
     ) {
         self.type = type
         self.timer = timer
@@ -82,6 +85,7 @@ public struct TimerEvent: Sendable, Codable, Equatable {
         self.seconds = seconds
         self.reason = reason
         self.startAtMs = startAtMs
+        self.nextLabel = nextLabel
     }
 
     /// The event payload of SPEC §3: `{"type","timer","revision","due_ms","at_ms", ...}`
@@ -97,6 +101,7 @@ public struct TimerEvent: Sendable, Codable, Equatable {
         ]
         if let phase { object["phase"] = .string(phase.rawValue) }
         if let label { object["label"] = .string(label) }
+        if let nextLabel { object["next_label"] = .string(nextLabel) }
         if let round { object["round"] = .int(round) }
         if let set { object["set"] = .int(set) }
         if let cue { object["cue"] = .int(cue) }

@@ -190,6 +190,21 @@ extension TimerMachine {
     /// counting down, to its start when counting up). Nil when nothing will change by
     /// itself (idle, paused, finished, cancelled).
     public func nextDeadline(after now: Millis) -> Millis? {
+        nextChange(after: now, flips: true)
+    }
+
+    // MARK: Events ahead
+
+    /// The next instant after `now` at which an event may fall due if only time passes: a
+    /// scheduled start, a segment's end, a countdown or halfway cue, an alert or an
+    /// auto-dismiss. Unlike `nextDeadline(after:)` it skips the displayed second's flips, so a
+    /// caller looking for what sounds next does not step through every second.
+    public func nextEventDue(after now: Millis) -> Millis? {
+        nextChange(after: now, flips: false)
+    }
+
+    /// `nextDeadline` (with the flips) and `nextEventDue` (without).
+    private func nextChange(after now: Millis, flips: Bool) -> Millis? {
         let (state, _) = projected(to: now)
         switch state {
         case .idle, .paused, .finished, .cancelled:
@@ -203,43 +218,16 @@ extension TimerMachine {
                 if instant > now && instant < next { next = instant }
             }
             let end = run.endMs
-            if program.countsUp || end == nil {
-                let elapsed = now - run.segmentStartMs
-                consider(run.segmentStartMs + (floorDivide(elapsed, 1000) + 1) * 1000)
-            } else if let end {
-                let left = end - now
-                consider(end - (ceilDivide(left, 1000) - 1) * 1000)
+            if flips {
+                if program.countsUp || end == nil {
+                    let elapsed = now - run.segmentStartMs
+                    consider(run.segmentStartMs + (floorDivide(elapsed, 1000) + 1) * 1000)
+                } else if let end {
+                    let left = end - now
+                    consider(end - (ceilDivide(left, 1000) - 1) * 1000)
+                }
             }
             if let end { consider(end) }
-            if !run.halfwayDone, let halfway = halfwayDue(run) { consider(halfway) }
-            forEachCountdownCue(run) { due, _ in consider(due) }
-            return next == .max ? nil : next
-        case .expired(_, let since):
-            let dismissAt = since.saturatingAdd(autoDismissMs)
-            let nextAlert = since + (floorDivide(now - since, alertIntervalMs) + 1) * alertIntervalMs
-            return min(nextAlert, dismissAt)
-        }
-    }
-
-    // MARK: Events ahead
-
-    /// The next instant after `now` at which an event may fall due if only time passes: a
-    /// scheduled start, a segment's end, a countdown or halfway cue, an alert or an
-    /// auto-dismiss. Unlike `nextDeadline(after:)` it skips the displayed second's flips, so a
-    /// caller looking for what sounds next does not step through every second.
-    public func nextEventDue(after now: Millis) -> Millis? {
-        let (state, _) = projected(to: now)
-        switch state {
-        case .idle, .paused, .finished, .cancelled:
-            return nil
-        case .scheduled(let startAt):
-            return startAt
-        case .running(let run):
-            var next = Millis.max
-            func consider(_ instant: Millis) {
-                if instant > now && instant < next { next = instant }
-            }
-            if let end = run.endMs { consider(end) }
             if !run.halfwayDone, let halfway = halfwayDue(run) { consider(halfway) }
             forEachCountdownCue(run) { due, _ in consider(due) }
             return next == .max ? nil : next

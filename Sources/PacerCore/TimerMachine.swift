@@ -222,6 +222,7 @@ extension TimerMachine {
             let segment = program.segments[index]
             event.phase = phase ?? segment.kind.phase
             event.label = segment.label
+            if !event.isCue { event.nextLabel = program.nextLabel(after: index) }
             event.round = segment.round
             event.set = segment.set
         } else {

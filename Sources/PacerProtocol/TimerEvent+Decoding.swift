@@ -22,7 +22,8 @@ extension TimerEvent {
             finishedAtMs: json["finished_at_ms"]?.int64,
             seconds: json["seconds"]?.int,
             reason: json["reason"]?.string.flatMap(FinishReason.init(rawValue:)),
-            startAtMs: json["start_at_ms"]?.int64
+            startAtMs: json["start_at_ms"]?.int64,
+            nextLabel: json["next_label"]?.string
         )
     }
 }

@@ -17,6 +17,11 @@ import Synchronization
 /// A device that is missing or fails is logged once; the node goes on, and the player tries
 /// the device again at most every 30 s (a speaker plugged in later is picked up).
 ///
+/// Cues in quiet hours (`settings.quiet`, at their due instant) are not queued. With
+/// `settings.music`, each cue (and each cue a countdown announces) is also handed to the
+/// music's ducker (MusicDucker.swift), which lowers an MPD server's volume around it on a
+/// thread of its own.
+///
 /// Threading: the queue is behind a `Mutex`; the output (ALSA handle or file buffer) lives
 /// only on the player's thread.
 public final class SoundPlayer: Sendable {
@@ -53,29 +58,86 @@ public final class SoundPlayer: Sendable {
     private let ended = DispatchSemaphore(value: 0)
     private let running = Atomic<Bool>(false)
 
+    /// The music's ducker (`sound.music`), nil without one.
+    let ducker: MusicDucker?
+
+    /// Makes the player; where the device goes through a sound server (`pulse`, `pipewire`,
+    /// `default`), sets the cues' media role for its role-based ducking first (StreamRole.swift).
     public init(settings: SoundSettings, logger: Logger) {
         self.settings = settings
         self.logger = logger
+        ducker = settings.music.map { MusicDucker(music: $0, logger: logger) }
+        if case .alsa(let device) = settings.output {
+            let set = StreamRole.apply(forDevice: device)
+            if !set.isEmpty { logger.debug("sound: media role set for the sound server (\(set.joined(separator: ", ")))") }
+        }
     }
 
-    /// The engine's hook: queues the cues of `events` (those with a cue that is on) and returns.
+    /// The engine's hook: queues the cues of `events` (those with a cue that is on and not in
+    /// quiet hours at their due instant) and returns.
     /// - Parameter nowMs: the instant the engine handled them at, on the same timeline as `due_ms`.
     public func submit(_ events: [TimerEvent], nowMs: Millis) {
         // The node's `sound` command: muted plays nothing; the volume scales every cue's.
         let (muted, scale) = speaker.withLock { ($0.muted, $0.volume) }
         if muted { return }
         let nowNs = Int64(DispatchTime.now().uptimeNanoseconds)
-        var added = false
-        state.withLock { state in
-            for event in events {
-                guard let cue = SoundCue.cue(for: event), let volume = settings.volume(of: cue) else { continue }
-                guard nowMs - event.dueMs <= Self.maxLatenessMs else { continue }
-                let startNs = nowNs + (event.dueMs - nowMs + Millis(settings.latencyMs)) * 1_000_000
-                state.pending.append(Pending(cue: cue, volume: volume * scale, dueMs: event.dueMs, startNs: startNs))
-                added = true
+        var added: [Pending] = []
+        var expected: [(Millis, Set<SoundCue>)] = []
+        for event in events {
+            guard let cue = SoundCue.cue(for: event), let volume = settings.volume(of: cue) else { continue }
+            guard nowMs - event.dueMs <= Self.maxLatenessMs, !settings.isQuiet(cue, atMs: event.dueMs) else { continue }
+            let startNs = nowNs + (event.dueMs - nowMs + Millis(settings.latencyMs)) * 1_000_000
+            added.append(Pending(cue: cue, volume: volume * scale, dueMs: event.dueMs, startNs: startNs))
+            if event.type == .countdown, let seconds = event.cue { expected += Self.expectedAfter(countdown: seconds, dueMs: event.dueMs) }
+        }
+        guard !added.isEmpty else { return }
+        state.withLock { $0.pending += added }
+        wake.signal()
+        if let ducker {
+            for cue in added { ducker.cue(startNs: cue.startNs, endNs: cue.startNs + Int64(cue.cue.durationMs) * 1_000_000) }
+            for (dueMs, kinds) in expected { expect(dueMs: dueMs, kinds: kinds, nowMs: nowMs, nowNs: nowNs) }
+        }
+    }
+
+    /// The cues a countdown cue `seconds` before a segment's end announces: the segment's end
+    /// (a work, rest, finish or expired cue), and, for the default 3-2-1 (`seconds` ≤ 3), the countdown
+    /// cue of each whole second before it. The music's ducker uses them to go down `lead`
+    /// ahead (docs/sound.md, "Music"); a pause or skip makes one a duck for nothing.
+    static func expectedAfter(countdown seconds: Int, dueMs: Millis) -> [(Millis, Set<SoundCue>)] {
+        guard seconds > 0 else { return [] }
+        var out: [(Millis, Set<SoundCue>)] = [(dueMs + Millis(seconds) * 1000, [.work, .rest, .finish, .expired])]
+        if seconds <= 3 {
+            for k in stride(from: seconds - 1, through: 1, by: -1) {
+                out.append((dueMs + Millis(seconds - k) * 1000, [.countdown]))
             }
         }
-        if added { wake.signal() }
+        return out
+    }
+
+    /// Announces a cue due at `dueMs` that is not handed over yet (anything that knows a cue
+    /// ahead): the music goes down `lead` before it. `kinds`: the cues it may be; none of them
+    /// on at that instant (off, or quiet hours), nothing is done.
+    public func expect(dueMs: Millis, kinds: Set<SoundCue>, nowMs: Millis) {
+        expect(dueMs: dueMs, kinds: kinds, nowMs: nowMs, nowNs: Int64(DispatchTime.now().uptimeNanoseconds))
+    }
+
+    private func expect(dueMs: Millis, kinds: Set<SoundCue>, nowMs: Millis, nowNs: Int64) {
+        guard let ducker, !speaker.withLock({ $0.muted }) else { return }
+        // The shortest it may be: the cue itself, once handed over, extends the duck if longer.
+        let audible = kinds.filter { settings.volume(of: $0) != nil && !settings.isQuiet($0, atMs: dueMs) }
+        guard let shortest = audible.map(\.durationMs).min() else { return }
+        let startNs = nowNs + (dueMs - nowMs + Millis(settings.latencyMs)) * 1_000_000
+        ducker.cue(startNs: startNs, endNs: startNs + Int64(shortest) * 1_000_000)
+    }
+
+    /// Plays `cue` at `dueMs` whatever the settings say of it (on or off, quiet hours) at the
+    /// cue's volume: `pacer sound test`. The music is ducked for it as for any cue.
+    public func play(_ cue: SoundCue, dueMs: Millis, nowMs: Millis) {
+        let nowNs = Int64(DispatchTime.now().uptimeNanoseconds)
+        let startNs = nowNs + (dueMs - nowMs + Millis(settings.latencyMs)) * 1_000_000
+        state.withLock { $0.pending.append(Pending(cue: cue, volume: settings.volume * settings.cue(cue).volume, dueMs: dueMs, startNs: startNs)) }
+        wake.signal()
+        ducker?.cue(startNs: startNs, endNs: startNs + Int64(cue.durationMs) * 1_000_000)
     }
 
     /// The node's `sound` command: `muted` drops every cue from now on (one already queued still
@@ -87,6 +149,7 @@ public final class SoundPlayer: Sendable {
     /// Starts the player's thread (once).
     public func start() {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        ducker?.start()
         let thread = Thread { [self] in
             self.loop()
             self.ended.signal()
@@ -96,13 +159,15 @@ public final class SoundPlayer: Sendable {
     }
 
     /// Stops the thread: a file output renders what is queued first; a device drops it.
-    /// Waits at most `timeout` for the thread to end.
+    /// Waits at most `timeout` for the thread to end; then brings the music back if it is
+    /// ducked (at most 3 s more).
     public func stop(timeout: Duration = .seconds(2)) {
         state.withLock { $0.stopping = true }
         wake.signal()
         guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }  // not started, or stopped before
         let ns = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
         _ = ended.wait(timeout: .now() + .nanoseconds(Int(ns)))
+        ducker?.stop()
     }
 
     // MARK: - The thread

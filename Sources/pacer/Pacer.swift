@@ -13,7 +13,7 @@ struct Pacer: AsyncParsableCommand {
         version: PacerVersion.current,
         subcommands: [Run.self, CheckConfig.self, History.self,
                       Start.self, Pause.self, Resume.self, Toggle.self, Cancel.self, Reset.self, Finish.self, Skip.self, Back.self,
-                      Adjust.self, Ack.self, Snooze.self, Delete.self, Status.self, List.self, Watch.self],
+                      Adjust.self, Ack.self, Snooze.self, Delete.self, Status.self, List.self, Watch.self, Sound.self],
         defaultSubcommand: nil
     )
 }
@@ -133,7 +133,12 @@ extension Pacer {
                 print("  node \(config.nodeID), base topic \(config.baseTopic), broker \(config.broker.url) (MQTT \(config.broker.mqttVersion))")
                 print("  \(config.timers.count) timer(s), \(config.presets.count) preset(s), \(config.heartRate.sources.count) heart-rate source(s)")
                 print("  Home Assistant discovery " + (config.homeAssistant.enabled ? "on (prefix \(config.homeAssistant.prefix))" : "off"))
-                print("  sound " + (config.sound.map { $0.enabled ? "on (\($0.output))" : "off" } ?? "off"))
+                print("  sound " + (config.sound.map { sound in
+                    guard sound.enabled else { return "off" }
+                    return "on (\(sound.output))"
+                        + (sound.music.map { ", ducking the music on MPD \($0.host):\($0.port)" } ?? "")
+                        + (sound.quiet.isEmpty ? "" : ", \(sound.quiet.count) quiet window(s)")
+                } ?? "off"))
             } catch {
                 print(error.description)
                 throw ExitCode(1)

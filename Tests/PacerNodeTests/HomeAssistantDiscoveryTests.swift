@@ -95,7 +95,7 @@ struct HomeAssistantDiscoveryTests {
         let select = try #require(discovery.config(for: kitchen)["cmps"]?["workout"])
         #expect(select["options"] == .array(Presets.builtInNames.sorted().map { .string($0) }))
         #expect(select["command_topic"] == "pacer/gym-1/timers/kitchen_2/cmd")
-        #expect(select["command_template"] == #"{"action":"start","preset":{{ value | tojson }}}"#)
+        #expect(select["command_template"] == #"{"action":"start","restart":true,"preset":{{ value | tojson }}}"#)
         let changed = discovery.setWorkouts(Presets.builtInNames + ["hiit", "legs"])
         #expect(changed)
         let again = discovery.setWorkouts(["legs", "hiit"] + Presets.builtInNames)

@@ -167,6 +167,25 @@ struct SoundPlayerTests {
         #expect(abs(last - 0.8 * 0.7) < 0.01, "at 100 %: \(last)")
     }
 
+    @Test("quiet hours: a cue of a quiet kind due in the window is not played; other kinds, and the same kind after it, are")
+    func quietHours() throws {
+        // 2026-11-18 03:00:00 UTC; the window 03:00-03:01 in UTC, for countdown cues only.
+        let three: Millis = 1_795_046_400_000 + 3 * 3_600_000
+        let events = [event(.countdown, due: three + 30_000, cue: 1),  // 03:00:30: quiet
+                      event(.started, due: three + 31_000, phase: .work),  // a kind not listed: plays
+                      event(.countdown, due: three + 59_999, cue: 1),  // 03:00:59.999: quiet
+                      event(.countdown, due: three + 60_000, cue: 1)]  // 03:01:00: the window is over
+        let (wav, origin, _) = try render([(events, three + 30_000)]) { settings in
+            settings.timeZone = TimeZone(identifier: "UTC")!
+            settings.quiet = [QuietHours(fromMs: QuietHours.time("03:00")!, toMs: QuietHours.time("03:01")!, cues: [.countdown])]
+        }
+        let runs = wav.runs()
+        #expect(runs.count == 2, "\(runs)")
+        for (e, cue) in [(events[1], SoundCue.work), (events[3], .countdown)] {
+            #expect(try wav.check(cueAt: Double(e.dueMs - origin) / 1000, tones: tones(cue), runs: runs).isEmpty, "\(cue)")
+        }
+    }
+
     @Test("a cue handed over more than 1 s late is dropped (a timer restored after downtime)")
     func late() throws {
         let t0: Millis = 1_795_000_000_000

@@ -12,6 +12,8 @@ import * as PacerSound from "./sound.js";
 import { valueAt, fmt, commandFor, toggleFor } from "./clock.js"; // counting, clock text, buttons' commands
 import * as F from "./forms.js";
 import * as M from "./media.js";
+import * as Flash from "./flash.js";   // a full-screen flash at each cue
+import * as S from "./speaker.js";     // the node's speaker (<base>/sound, the `sound` command)
 
 (function () {
 
@@ -33,6 +35,7 @@ import * as M from "./media.js";
     timer: q.get("timer") || null,
     controls: q.get("controls") !== "0",
     sound: q.get("sound") === "1",
+    flash: q.get("flash"), // "1" / "0": this screen flashes at each cue, or not (else the setting kept, else by the screen)
     mqtt: q.get("mqtt") === "3.1.1" ? 4 : 5,
     user: q.get("user"), pass: q.get("pass"), // kiosks only: the sign-in form keeps them out of the URL
     wake: q.get("wake"),
@@ -52,6 +55,8 @@ import * as M from "./media.js";
     ring: $("ring"), bar: $("bar"), controls: $("controls"), toggle: $("toggle"), ack: $("ack"),
     grid: $("grid"), banner: $("banner"), conn: $("conn"), sync: $("sync"), sound: $("sound"), home: $("home"),
     account: $("account"), newTimer: $("new-timer"),
+    flash: $("flash"), flashToggle: $("flash-toggle"),
+    speakerBox: $("node-speaker"), speaker: $("speaker"), speakerVolume: $("speaker-volume"),
   };
 
   const PHASE_TEXT = {
@@ -74,12 +79,16 @@ import * as M from "./media.js";
     phaseOf: new Map(),                       // timer -> its phase before the latest event (notifications)
     login: null,                              // {user, pass, from: "url" | "local" | "session"}
     sw: { state: "none" }, notes: [], vibrations: [],
+    speaker: null,                            // the node's speaker: <base>/sound ({available, muted, volume}), null: none heard
   };
   const sound = new PacerSound.Sound(localNow, cfg.lagMs);
+  const flash = new Flash.Flash(localNow, showFlash);
+  /** Where cues go: this screen's sound, and its flash (each on or off by itself). */
+  const cueSinks = () => [sound, flash].filter((s) => s.running);
   const media = { enabled: false, audio: null, handlers: {}, text: "", positionKey: "", timer: null };
   const wake = { want: false, lock: null, error: null, pending: false, refusedAt: 0 };
   const setup = { kind: "interval", mode: "new", timer: null, nameAuto: true, idAuto: true, fields: {}, params: {}, unchecked: false };
-  window.pacerDashboard = { app, cfg, sound, media, wake, setup, localNow, nodeNow, go }; // for people debugging, and the tests
+  window.pacerDashboard = { app, cfg, sound, flash, media, wake, setup, localNow, nodeNow, go }; // for people debugging, and the tests
 
   function nodeNow() { return app.offset == null ? null : localNow() + app.offset; }
 
@@ -120,6 +129,8 @@ import * as M from "./media.js";
     setupForm();
     setupSignIn();
     setupSound();
+    setupFlash();
+    setupSpeaker();
     registerServiceWorker();
     window.addEventListener("resize", render);
     el.digits.addEventListener("dblclick", () => {
@@ -132,7 +143,7 @@ import * as M from "./media.js";
   function setBase(base) {
     app.base = base;
     app.syncVia = null;
-    const subs = [base + "/status", base + "/info", base + "/workouts", base + "/timers/+/state", base + "/timers/+/event", base + "/reply", replyTopic()];
+    const subs = [base + "/status", base + "/info", base + "/workouts", base + "/sound", base + "/timers/+/state", base + "/timers/+/event", base + "/reply", replyTopic()];
     app.client && app.client.subscribe(subs, 1);
     if (app.client && app.client.connected) resync();
     el.home.href = "?" + linkParams({ timer: null });
@@ -174,11 +185,12 @@ import * as M from "./media.js";
       try { app.workouts = msg.payload ? JSON.parse(msg.payload).workouts || [] : []; } catch (e) { /* ignore */ }
       renderChoices(); return;
     }
+    if (rel === "sound") { app.speaker = S.parseSound(msg.payload); renderSpeaker(); return; }
     if (rel === "reply" || rel.startsWith("reply/")) { onReply(msg, arrival); return; }
     const t = /^timers\/([^/]+)\/(state|event)$/.exec(rel);
     if (!t) return;
     if (t[2] === "state") {
-      if (!msg.payload) { app.timers.delete(t[1]); app.phaseOf.delete(t[1]); sound.cancel((e) => e.timer === t[1]); render(); return; }
+      if (!msg.payload) { app.timers.delete(t[1]); app.phaseOf.delete(t[1]); for (const s of [sound, flash]) s.cancel((e) => e.timer === t[1]); render(); return; }
       let st; try { st = JSON.parse(msg.payload); } catch (e) { return; }
       // A live (not retained) state bounds the offset from below, for when `time` gets no
       // answer (a broker ACL that forbids this page to publish): offset >= as_of - arrival.
@@ -261,7 +273,7 @@ import * as M from "./media.js";
       if (best) {
         const moved = app.offset == null || Math.abs(best.offset - app.offset) > 0.5;
         app.offset = best.offset; app.rtt = best.rtt; app.syncMethod = "time"; app.lastSync = localNow();
-        if (moved) sound.cancel((e) => e.predicted); // foreseen cues move with the offset
+        if (moved) for (const s of [sound, flash]) s.cancel((e) => e.predicted); // foreseen cues move with the offset
         for (const [id, st] of app.timers) predictCues(id, st);
       } else if (app.syncMethod === "time") {
         app.lastSync = localNow(); // keep the last good offset; try again later
@@ -1151,6 +1163,77 @@ import * as M from "./media.js";
   }
   function resched() { for (const [id, st] of app.timers) predictCues(id, st); }
 
+  // ---- the flash at each cue ---
+
+  /**
+   * On by `?flash=1|0`, else by the footer's Flash button (kept on this device), else by the
+   * screen: walls flash, phones do not (flash.js's defaultOn). Reduced motion follows the
+   * system's setting, live.
+   */
+  function setupFlash() {
+    const kept = localStorage.getItem("pacer-flash");
+    const coarse = !!(window.matchMedia && matchMedia("(pointer: coarse)").matches);
+    const on = cfg.flash === "1" ? true : cfg.flash === "0" ? false : kept === "on" ? true : kept === "off" ? false
+      : Flash.defaultOn({ controls: cfg.controls, coarse, width: screen.width, height: screen.height });
+    const rm = window.matchMedia ? matchMedia("(prefers-reduced-motion: reduce)") : null;
+    const motion = () => { flash.reduced = !!(rm && rm.matches); };
+    motion();
+    if (rm && rm.addEventListener) rm.addEventListener("change", motion);
+    const show = () => {
+      el.flashToggle.setAttribute("aria-pressed", String(flash.enabled));
+      el.flashToggle.textContent = flash.enabled ? "Flash on" : "Flash off";
+    };
+    el.flashToggle.addEventListener("click", () => {
+      flash.setEnabled(!flash.enabled);
+      localStorage.setItem("pacer-flash", flash.enabled ? "on" : "off");
+      if (flash.enabled) resched();
+      show();
+    });
+    flash.setEnabled(on);
+    show();
+    if (on) setTimeout(resched, 300);
+  }
+
+  /** One flash on the overlay (over everything, never in the way of a tap). */
+  function showFlash(kind, look) {
+    el.flash.dataset.kind = kind;
+    if (el.flash.animate) el.flash.animate(look.keyframes, { duration: look.durationMs, easing: "ease-out" });
+  }
+
+  // ---- the node's speaker ---
+
+  /** The footer's Node speaker: a toggle labelled by its state and a volume slider, from <base>/sound. */
+  function renderSpeaker() {
+    const v = S.speakerView(app.speaker, { controls: cfg.controls });
+    el.speakerBox.hidden = v.hidden;
+    if (v.hidden) return;
+    setText(el.speaker, v.label);
+    el.speaker.setAttribute("aria-pressed", String(v.pressed));
+    el.speaker.title = v.title;
+    // Not while a finger is on the slider: the retained value follows the command.
+    if (!el.speakerVolume.matches(":active")) el.speakerVolume.value = String(v.volume);
+    el.speakerVolume.setAttribute("aria-valuetext", v.volume + " %");
+    el.speakerVolume.title = v.volumeLabel;
+  }
+
+  async function speakerCommand(body, control) {
+    if (!app.base || !body) return;
+    control.classList.add("busy");
+    const res = await request(app.base + "/cmd", body, 5000);
+    control.classList.remove("busy");
+    if (!res) showBanner(NO_ANSWER, "error");
+    else if (res.reply.ok === false) showBanner((res.reply.error && res.reply.error.message) || "refused", "error");
+    else hideBanner();
+  }
+
+  function setupSpeaker() {
+    el.speaker.addEventListener("click", () => {
+      if (app.speaker) speakerCommand(S.muteCommand(!app.speaker.muted), el.speaker);
+    });
+    el.speakerVolume.addEventListener("change", () => speakerCommand(S.volumeCommand(el.speakerVolume.value), el.speakerVolume));
+    renderSpeaker();
+  }
+
   function vibrate(pattern, kind, timer) {
     app.vibrations.push({ at: localNow(), kind, timer, pattern });
     if (app.vibrations.length > 50) app.vibrations.shift();
@@ -1309,17 +1392,20 @@ import * as M from "./media.js";
    * (pause, adjust, skip).
    */
   function predictCues(id, st) {
-    if (!sound.running) return;
+    const sinks = cueSinks();
+    if (!sinks.length) return;
     const want = new Map();
     if (soundTimer(id) && app.offset != null && st.status === "running" && st.ends_at_ms != null && !st.counts_up) {
       for (const c of cfg.cues) want.set(id + ":count:" + (st.ends_at_ms - c * 1000), ["count", st.ends_at_ms - c * 1000]);
       const nextCue = endCue(st);
       if (nextCue) want.set(id + ":" + nextCue + ":" + st.ends_at_ms, [nextCue, st.ends_at_ms]);
     }
-    sound.cancel((e, key) => e.timer === id && e.predicted && !want.has(key));
-    for (const [key, [kind, due]] of want) {
-      const local = due - app.offset;
-      if (local > localNow() + 20) sound.schedule(key, kind, local, id, true);
+    for (const s of sinks) {
+      s.cancel((e, key) => e.timer === id && e.predicted && !want.has(key));
+      for (const [key, [kind, due]] of want) {
+        const local = due - app.offset;
+        if (local > localNow() + 20) s.schedule(key, kind, local, id, true);
+      }
     }
   }
 
@@ -1335,9 +1421,10 @@ import * as M from "./media.js";
     if (ev.type === "finished" || ev.type === "cancelled" || ev.type === "reset" || ev.type === "paused") {
       // A completed run's finish keeps the cue foreseen for its very instant (the finish itself).
       const at = ev.type === "finished" && ev.reason === "completed" && ev.due_ms != null && app.offset != null ? ev.due_ms - app.offset : null;
-      sound.cancel((e) => e.timer === id && e.predicted && (at == null || Math.abs(e.dueLocal - at) > 60));
+      for (const s of [sound, flash]) s.cancel((e) => e.timer === id && e.predicted && (at == null || Math.abs(e.dueLocal - at) > 60));
     }
-    if (!sound.running || !soundTimer(id) || app.offset == null || ev.due_ms == null) return;
+    const sinks = cueSinks();
+    if (!sinks.length || !soundTimer(id) || app.offset == null || ev.due_ms == null) return;
     let kind = null;
     switch (ev.type) {
       case "countdown": kind = "count"; break;
@@ -1348,10 +1435,12 @@ import * as M from "./media.js";
     }
     if (!kind) return;
     const dueLocal = ev.due_ms - app.offset;
-    if (sound.find(id, kind, dueLocal, 60)) return; // foreseen: already scheduled at its instant
-    // A different cue foreseen for this instant was a wrong guess: replace it if not started.
-    sound.cancel((e) => e.timer === id && e.predicted && Math.abs(e.dueLocal - dueLocal) <= 60);
-    sound.schedule(id + ":" + kind + ":" + ev.due_ms + ":" + ev.revision, kind, dueLocal, id, false);
+    for (const s of sinks) {
+      if (s.find(id, kind, dueLocal, 60)) continue; // foreseen: already scheduled at its instant
+      // A different cue foreseen for this instant was a wrong guess: replace it if not started.
+      s.cancel((e) => e.timer === id && e.predicted && Math.abs(e.dueLocal - dueLocal) <= 60);
+      s.schedule(id + ":" + kind + ":" + ev.due_ms + ":" + ev.revision, kind, dueLocal, id, false);
+    }
   }
 
   start();

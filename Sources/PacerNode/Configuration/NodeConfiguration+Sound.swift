@@ -1,4 +1,5 @@
 import Foundation
+import PacerCore
 import PacerSound
 
 extension NodeConfiguration {
@@ -10,7 +11,7 @@ extension NodeConfiguration {
             if let enabled = r.bool(node, key: "sound") { settings.enabled = enabled; sound = settings }
             return
         }
-        let s = r.mapping(node, key: "sound", known: ["enabled", "device", "volume", "latency", "cues"])
+        let s = r.mapping(node, key: "sound", known: ["enabled", "device", "volume", "latency", "cues", "music", "quiet"])
         if let v = r.bool(s["enabled"], key: "sound.enabled") { settings.enabled = v }
         if let v = r.string(s["device"], key: "sound.device") {
             let output = SoundSettings.output(device: v)
@@ -39,7 +40,77 @@ extension NodeConfiguration {
             }
             settings.cues[cue] = settingsOfCue
         }
+        if let music = s["music"] { settings.music = Self.music(music, &r) }
+        for (index, item) in r.sequence(s["quiet"], key: "sound.quiet").enumerated() {
+            if let window = Self.quietHours(item, key: "sound.quiet[\(index)]", &r) { settings.quiet.append(window) }
+        }
         sound = settings
+    }
+
+    /// `sound.music`: `{mpd: "host:port", password, duck_to, lead, hold}`.
+    private static func music(_ node: ConfigTree, _ r: inout ConfigReader) -> SoundSettings.Music? {
+        let m = r.mapping(node, key: "sound.music", known: ["mpd", "password", "duck_to", "lead", "hold"])
+        guard case .mapping = node.value else { return nil }
+        var address: (host: String, port: Int)?
+        if let text = r.string(m["mpd"], key: "sound.music.mpd") {
+            address = SoundSettings.Music.address(text)
+            if address == nil {
+                r.fail("sound.music.mpd", m["mpd"], "expected host or host:port (port 1-65535), like 127.0.0.1:6600 or jukebox.local, got '\(text)'")
+            }
+        } else if m["mpd"] == nil {
+            r.fail("sound.music.mpd", node, "missing: give the MPD server to duck, like mpd: \"127.0.0.1:6600\"")
+        }
+        var music = SoundSettings.Music(host: address?.host ?? "", port: address?.port ?? 6600)
+        if let v = r.string(m["password"], key: "sound.music.password") { music.password = v }
+        if let v = volume(m["duck_to"], key: "sound.music.duck_to", &r) { music.duckTo = v }
+        if let v = r.duration(m["lead"], key: "sound.music.lead", range: 0...5_000) { music.leadMs = Int(v) }
+        if let v = r.duration(m["hold"], key: "sound.music.hold", range: 0...10_000) { music.holdMs = Int(v) }
+        return address == nil ? nil : music
+    }
+
+    /// One `sound.quiet` window: `{from: "22:00", to: "07:00", cues: all | [kinds]}`.
+    private static func quietHours(_ node: ConfigTree, key: String, _ r: inout ConfigReader) -> QuietHours? {
+        let q = r.mapping(node, key: key, known: ["from", "to", "cues"])
+        guard case .mapping = node.value else { return nil }
+        var times: [Millis] = []
+        for name in ["from", "to"] {
+            guard let item = q[name] else {
+                r.fail("\(key).\(name)", node, "missing: give a time of day like \"22:00\" (24-hour HH:MM, the node's local time)")
+                continue
+            }
+            guard let text = r.string(item, key: "\(key).\(name)") else { continue }
+            guard let ms = QuietHours.time(text) else {
+                r.fail("\(key).\(name)", item, "expected a time of day as HH:MM from 00:00 to 24:00, like \"22:00\", got '\(text)'")
+                continue
+            }
+            times.append(ms)
+        }
+        var cues = Set(SoundCue.allCases)
+        if let item = q["cues"] {
+            let names = SoundCue.allCases.map(\.rawValue).joined(separator: ", ")
+            switch item.value {
+            case .scalar(let text, _, _) where text == "all":
+                break
+            case .sequence:
+                cues = []
+                for entry in r.sequence(item, key: "\(key).cues") {
+                    guard let name = r.string(entry, key: "\(key).cues") else { continue }
+                    guard let cue = SoundCue(rawValue: name) else {
+                        r.fail("\(key).cues", entry, "unknown cue '\(name)'; expected all, or a list of: \(names)")
+                        continue
+                    }
+                    cues.insert(cue)
+                }
+            case .scalar, .mapping:
+                r.fail("\(key).cues", item, "expected all, or a list of cues like [countdown, expired] (\(names)), got \(ConfigReader.describe(item))")
+            }
+        }
+        guard times.count == 2 else { return nil }
+        guard times[0] != times[1] else {
+            r.fail("\(key).to", q["to"], "the window is empty: from and to are the same time; for the whole day use from: \"00:00\", to: \"24:00\"")
+            return nil
+        }
+        return QuietHours(fromMs: times[0], toMs: times[1], cues: cues)
     }
 
     /// A volume: a number from 0 to 1, or a percentage like `80%`.

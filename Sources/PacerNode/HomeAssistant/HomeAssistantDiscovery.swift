@@ -188,7 +188,7 @@ struct HomeAssistantDiscovery: Sendable, Equatable {
             // Starts the timer with a preset or a saved workout; shows the preset it runs.
             component("workout", platform: "select", name: "Workout", [
                 "command_topic": .string(t.command), "options": .array(workouts.map { .string($0) }),
-                "command_template": "{\"action\":\"start\",\"preset\":{{ value | tojson }}}",
+                "command_template": "{\"action\":\"start\",\"restart\":true,\"preset\":{{ value | tojson }}}",
                 "state_topic": .string(t.state), "icon": "mdi:playlist-play",
                 "value_template": "{{ value_json.preset if value_json is defined and value_json.preset else None }}",
             ]),

@@ -274,4 +274,22 @@ struct EngineMachineTests {
         }
         #expect(late.isEmpty)
     }
+
+    @Test("sound.music without publish.cue_ahead: every cue is told to the music's ducker ahead of its lead, and nothing is published")
+    func musicDuckerHearsAhead() throws {
+        let wav = try makeTemporaryDirectory("pacer-machine-wav").appendingPathComponent("cues.wav").path
+        var m = try Self.machine("sound: {device: \"file:\(wav)\", music: {mpd: \"127.0.0.1:6600\", lead: 200ms}}\n")
+        Self.step(&m, .connection(.connected(sessionPresent: false)), at: 0)
+        Self.step(&m, Self.command(["action": "start", "spec": ["kind": "interval", "work": "5s", "rest": "3s", "rounds": 1]], timer: "t"), at: 0)
+        var told: [(at: Millis, due: Millis)] = []
+        var sounded: [Millis] = []
+        while let next = m.nextDeadline(), next <= 30_000 {
+            let (_, effects) = Self.step(&m, .deadline, at: next)
+            for case .expectCue(let due, _) in effects { told.append((next, due)) }
+            for case .sound(let events) in effects { sounded += events.filter { SoundCue.cue(for: $0) != nil }.map(\.dueMs) }
+            #expect(!Self.published(effects).contains { $0.topic.hasSuffix("/cue_ahead") })
+        }
+        #expect(told.map(\.due) == sounded, "\(told) vs \(sounded)")
+        for (at, due) in told { #expect(due - at == 300, "told at \(at) for \(due)") }  // the lead and 100 ms to spare
+    }
 }

@@ -165,7 +165,9 @@ class Env:
     def start_node(self):
         cfg = os.path.join(self.dir, "node.yaml")
         with open(cfg, "w") as f:
-            f.write(NODE_YAML)
+            # A speaker that renders to a file (docs/sound.md): the node has one, so it
+            # publishes <base>/sound with `available: true` and takes the `sound` command.
+            f.write(NODE_YAML + "sound:\n  device: file:%s\n" % os.path.join(self.dir, "cues.wav"))
         log = open(os.path.join(ART, "node.log"), "a")
         self.node = subprocess.Popen(
             [PACER, "run", "--broker", "mqtt://127.0.0.1:%d" % self.mqtt_port, "--node", NODE,
@@ -442,11 +444,19 @@ class Pages:
     def click(self, action):
         self.d.find_element(By.CSS_SELECTOR, '#controls button[data-action="%s"]' % action).click()
 
-    def shot(self, name, size=None):
+    def shot(self, name, size=None, flash=False):
+        """A screenshot of the page; a cue's flash (examples/dashboard/flash.js) is kept out of
+        it unless `flash` (a picture of the state, not of a passing flash)."""
         if size:
             self.size(*size)
             time.sleep(0.4)
+        try:
+            hide = not flash and self.js("const f = document.getElementById('flash'); if (f) f.style.visibility = 'hidden'; return !!f")
+        except Exception:  # a page that failed to load: the picture all the same
+            hide = False
         self.d.save_screenshot(os.path.join(ART, name + ".png"))
+        if hide:
+            self.js("document.getElementById('flash').style.visibility = ''")
 
 
 def fmt(secs):
@@ -1366,6 +1376,80 @@ def test_installable(env, pages):
         other.quit()
 
 
+def test_speaker_flash_and_rest(env, pages):
+    """The footer's Node speaker follows the retained <base>/sound and sends the `sound`
+    command; a rest set up with "Back to ready after Acknowledge" (issue 27) flashes the screen
+    at its cues while Flash is on, not once it is switched off, and is idle at its full time
+    once acknowledged from the page."""
+    h = pages.open("?node=%s" % NODE, size=WALL)
+    wait(lambda: pages.js("return !document.getElementById('node-speaker').hidden"), 10, "the Node speaker control")
+    sound = lambda: json.loads(env.retained(BASE + "/sound") or "{}")
+    label = lambda: pages.text("speaker")
+    check(label() == "Node speaker: on" and "Sound button" in pages.js("return document.getElementById('speaker').title")
+          and "This screen's sound" in pages.js("return document.getElementById('sound').title"),
+          "the Node speaker control reads %r, apart from this screen's Sound" % label())
+    pages.tap(pages.d.find_element(By.ID, "speaker"))
+    wait(lambda: sound().get("muted") is True, 5, "the node muted from the page")
+    wait(lambda: label() == "Node speaker: muted", 5, "the toggle following <base>/sound")
+    check(True, "Node speaker toggle: the node's <base>/sound says muted, the toggle says %r" % label())
+    env.pub(BASE + "/cmd", json.dumps({"action": "sound", "volume": 40}))  # from elsewhere (Home Assistant, another phone)
+    wait(lambda: pages.js("return document.getElementById('speaker-volume').value") == "40", 5, "the slider following a command from elsewhere")
+    pages.js("const i = document.getElementById('speaker-volume'); i.value = '65'; i.dispatchEvent(new Event('change', {bubbles: true}))")
+    wait(lambda: sound().get("volume") == 65, 5, "the volume from the page's slider")
+    pages.tap(pages.d.find_element(By.ID, "speaker"))
+    wait(lambda: sound().get("muted") is False and label() == "Node speaker: on", 5, "unmuted from the page")
+    check(True, "a volume set elsewhere (40) moves the slider; the slider sets the node's volume (65); the toggle unmutes")
+    pages.d.find_element(By.CSS_SELECTOR, "footer").screenshot(os.path.join(ART, "node-speaker-footer.png"))
+
+    # A rest of 3 s from the form, back to ready after Acknowledge; the flash on (a wall's default).
+    check(pages.js("return window.pacerDashboard.flash.enabled") and pages.text("flash-toggle") == "Flash on", "a wall flashes by default")
+    open_new_timer(pages, "Rest timer")
+    pages.fill("Name", "Quick rest")
+    pages.fill("Duration", "0:03")
+    box = pages.control("Back to ready after Acknowledge", "#setup")
+    pages.tap(box)
+    check(box.is_selected(), "the rest form's 'Back to ready after Acknowledge' ticked")
+    rec = env.record(BASE + "/timers/quick-rest/event")
+    time.sleep(0.3)
+    pages.press("Start", "#setup")
+    # (The grid's other timers may cue too, e.g. one still ringing: only this rest's count.)
+    shown = "return window.pacerDashboard.flash.log.filter(l => l.timer === 'quick-rest' && l.what.startsWith('shown'))"
+    wait(lambda: any(f["predicted"] for f in pages.js(shown)), 5, "a flash at a foreseen cue (the countdown)")
+    first = pages.js(shown)
+    pages.tap(pages.d.find_element(By.ID, "flash-toggle"))  # off: the cues still to come must not flash
+    check(pages.text("flash-toggle") == "Flash off", "the Flash button switches it off")
+    wait(lambda: pages.phase() == "expired", 6, "the rest expired on the page")
+    time.sleep(0.3)
+    after = pages.js(shown)
+    events = [json.loads(p) for _, p in Env.read_record(rec)]
+    dues = [e["due_ms"] for e in events if expected_cue(e)]  # the cues: started (rest), countdown, expired
+    check(len(after) == len(first) and pages.js("return document.getElementById('flash').getAnimations().length") == 0
+          and any(e["type"] == "expired" for e in events),
+          "switched off: no flash at the cues after (%d cue events, %d flash(es) while on)" % (len(dues), len(first)))
+    # Signed: the flash's instant minus its cue's due_ms (the nearest cue event). A foreseen cue
+    # flashes at its instant; one known only from its event (the start) when the event arrives:
+    # never early, and not late by more than a slow delivery.
+    near = [min((f["at"] - d for d in dues), key=abs) for f in first] if dues else [1e9]
+    foreseen = [x for x, f in zip(near, first) if f["predicted"]]
+    arrived = [x for x, f in zip(near, first) if not f["predicted"]]
+    check(foreseen and all(abs(x) < 100 for x in foreseen) and all(-5 < x < 500 for x in arrived),
+          "the flashes (%s) at their cues' due_ms: %s ms" % (", ".join(f["kind"] + (" foreseen" if f["predicted"] else " on arrival") for f in first),
+                                                            ", ".join("%+.0f" % x for x in near)))
+    pages.press("Acknowledge", "#controls")
+    wait(lambda: env.state("quick-rest")["status"] == "idle", 5, "the rest back to idle")
+    st = env.state("quick-rest")
+    wait(lambda: pages.phase() == "idle", 5, "the page showing it ready")
+    check(st["remaining_ms"] == 3000 and pages.text("digits") == "0:03" and pages.text("phase") == "Ready",
+          "acknowledged: idle at its full 0:03 on the node (%d ms) and the page (%s %s)" % (st["remaining_ms"], pages.text("phase"), pages.text("digits")))
+    # One flash, held still for the picture (a real one lasts 300 ms).
+    pages.js("""const F = window.pacerDashboard.flash, el = document.getElementById('flash');
+                F.show('rest', {keyframes: [{opacity: 0.9, backgroundColor: '#c4161c'}, {opacity: 0}], durationMs: 300});
+                const a = el.getAnimations()[0]; a.pause(); a.currentTime = 20;""")
+    pages.shot("flash-1920x1080", flash=True)
+    pages.js("document.getElementById('flash').getAnimations().forEach(a => a.cancel())")
+    pages.close(h)
+
+
 def main():
     # Stopped by scripts/test's timeout: exit through the finally below, which stops the
     # browser, the node and the broker this suite started.
@@ -1406,6 +1490,7 @@ def main():
                          ("saved workouts", lambda: test_saved_workouts(env, pages, phone)),
                          ("the class view", lambda: test_class_view(env, pages)),
                          ("sign in", lambda: test_sign_in(env, pages)),
+                         ("the node's speaker, the flash, a rest back to ready", lambda: test_speaker_flash_and_rest(env, pages)),
                          ("installable", lambda: test_installable(env, pages))):
             print("== " + name, flush=True)
             t = time.time()

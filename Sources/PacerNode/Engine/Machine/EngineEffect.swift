@@ -1,5 +1,6 @@
 import Mosquitto
 import PacerCore
+import PacerSound
 import PacerStore
 
 /// What the machine (`EngineMachine`) asks the shell (`NodeEngine`) to do after a write, in
@@ -23,6 +24,8 @@ enum EngineEffect {
     case history(HistoryQuery, reply: EngineOutput.Reply)
     /// The speaker's cues (PacerSound; placed on their due instants from the shell's clock).
     case sound([TimerEvent])
+    /// A cue the node will sound at `dueMs`, told ahead to the music's ducker (`sound.music`).
+    case expectCue(dueMs: Millis, cue: SoundCue)
     /// The speaker muted or not, and its volume in percent (the `sound` command).
     case speaker(muted: Bool, volume: Int)
     /// Prune old history and request ids (after a write, at most once an hour).

@@ -14,9 +14,25 @@ struct CueAheadMark: Equatable {
 /// after it. The instants come from the timing model: a copy of the timer's machine is
 /// advanced to its next event (`TimerMachine.nextEventDue`, `eventsDue`), nothing else.
 ///
+/// The node's own music ducking (`sound.music`, PacerSound's MusicDucker) is told of each cue
+/// the same way (`EngineEffect.expectCue`), so it lowers the music its full `lead` ahead of every
+/// cue, not only of those a countdown cue foretells.
+///
 /// A command that moves a timer (pause, adjust, skip) schedules its announcements again; a
 /// cue announced before a pause does not sound then (a duck for nothing, documented).
 extension EngineMachine {
+    /// How long before each cue the machine looks at it: the longer of `publish.cue_ahead` and
+    /// the music's lead with 100 ms to spare (the ducker takes it from there); nil: neither.
+    var cueAheadLeadMs: Millis? {
+        let music = configuration.sound?.music.map { Millis($0.leadMs) + 100 }
+        switch (configuration.cueAheadMs, music) {
+        case (nil, nil): return nil
+        case (let a?, let b?): return max(a, b)
+        case (let a?, nil): return a
+        case (nil, let b?): return b
+        }
+    }
+
     /// How many event instants without a sound are skipped looking for the next cue (a
     /// halfway cue, say); beyond them the search goes on at the last one's deadline.
     static let cueAheadSearchSteps = 16
@@ -27,7 +43,7 @@ extension EngineMachine {
     ///   announced are still due where they were, and are not announced again. After a command
     ///   the search starts from now (what was announced may have moved).
     mutating func scheduleCueAhead(_ id: String, now: Millis, force: Bool = false, keepingAnnounced: Bool = false) {
-        guard let lead = configuration.cueAheadMs else { return }
+        guard let lead = cueAheadLeadMs else { return }
         guard let revision = timers.read(id, { $0.machine.revision }) else {
             cueAhead[id] = nil
             deadlines.set(.cueAhead(id), at: nil)
@@ -45,10 +61,12 @@ extension EngineMachine {
 
     /// The `.cueAhead` deadline: announces the cues due up to `now + lead`, then sets the next.
     mutating func announceCues(_ id: String, now: Millis) {
-        guard let lead = configuration.cueAheadMs, var mark = cueAhead[id] else { return }
+        guard let lead = cueAheadLeadMs, var mark = cueAhead[id] else { return }
         var from = max(mark.announcedThrough, now - 1)
         while let next = nextSounding(id, after: from), next.due <= now + lead {
-            for (event, cue) in next.cues where linkUp {
+            for (event, cue) in next.cues {
+                if configuration.sound?.music != nil { emit(.expectCue(dueMs: event.dueMs, cue: cue)) }
+                guard configuration.cueAheadMs != nil, linkUp else { continue }
                 let body: JSONValue = ["timer": .string(id), "cue": .string(cue.rawValue), "due_ms": .int(event.dueMs),
                                        "duration_ms": .int(cue.durationMs), "lead_ms": .int(event.dueMs - now)]
                 publish(to: topics.cueAhead, body.jsonBytes, retain: false)

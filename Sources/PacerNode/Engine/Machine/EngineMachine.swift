@@ -210,7 +210,7 @@ struct EngineMachine {
     ///   the timing model put them, so what was announced stays announced).
     mutating func schedule(_ id: String, now: Millis, byTime: Bool = false) {
         deadlines.set(.timer(id), at: timers.nextDeadline(of: id, now: now))
-        if configuration.cueAheadMs != nil { scheduleCueAhead(id, now: now, keepingAnnounced: byTime) }
+        if cueAheadLeadMs != nil { scheduleCueAhead(id, now: now, keepingAnnounced: byTime) }
     }
 
     mutating func rescheduleAll(now: Millis) {

@@ -250,6 +250,8 @@ actor NodeEngine {
                 // Each cue is placed on its due_ms relative to this instant (the write before
                 // it may have taken a while).
                 sound?.submit(events, nowMs: clock.now())
+            case .expectCue(let dueMs, let cue):
+                sound?.expect(dueMs: dueMs, kinds: [cue], nowMs: clock.now())
             case .speaker(let muted, let volume):
                 sound?.setSpeaker(muted: muted, volume: Double(volume) / 100)
             case .prune(let policy):
