@@ -45,8 +45,9 @@ public final class TestMPD: Sendable {
             """.write(to: directory.appendingPathComponent("mpd.conf"), atomically: false, encoding: .utf8)
         process = try TestProcess.launch("/usr/bin/mpd", ["--no-daemon", directory.appendingPathComponent("mpd.conf").path],
                                          outputFile: directory.appendingPathComponent("mpd.out"))
-        // Up, its database scanned (the tone can be queued), playing at `volume`.
-        let deadline = ContinuousClock.now + .seconds(10)
+        // Up, its database scanned (the tone can be queued), playing at `volume`. Generous: a
+        // machine running the whole suite in parallel took more than 10 s to scan one file.
+        let deadline = ContinuousClock.now + .seconds(60)
         while true {
             do {
                 let client = try MPDTestClient(port: port, password: Self.password)

@@ -14,6 +14,7 @@ import * as F from "./forms.js";
 import * as M from "./media.js";
 import * as Flash from "./flash.js";   // a full-screen flash at each cue
 import * as S from "./speaker.js";     // the node's speaker (<base>/sound, the `sound` command)
+import { statesFromList } from "./desk.js"; // a `list` reply made into states (the snapshot fallback)
 
 (function () {
 
@@ -278,7 +279,20 @@ import * as S from "./speaker.js";     // the node's speaker (<base>/sound, the 
       } else if (app.syncMethod === "time") {
         app.lastSync = localNow(); // keep the last good offset; try again later
       }
+      if (best && app.timers.size === 0) await snapshot();
     } finally { app.syncing = false; render(); }
+  }
+
+  /**
+   * No retained state came, although the node answers: a broker that keeps retained messages
+   * per cluster member (RabbitMQ, ejabberd; docs/deployment.md). Asks the node for its timers
+   * (`list`) and counts from them until their live states come.
+   */
+  async function snapshot() {
+    const res = await request(app.base + "/cmd", { action: "list" }, 3000);
+    if (!res || !res.reply || res.reply.ok === false || app.offset == null) return;
+    for (const st of statesFromList(res.reply, res.at + app.offset)) if (!app.timers.has(st.id)) app.timers.set(st.id, st);
+    if (app.nodeOnline == null) app.nodeOnline = true; // it answered
   }
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 

@@ -16,7 +16,7 @@
 
 const CACHE = "pacer-dashboard";
 const FILES = [
-  "./", "index.html", "style.css", "mqtt.js", "sound.js", "clock.js", "forms.js", "media.js", "flash.js", "speaker.js", "app.js",
+  "./", "index.html", "style.css", "mqtt.js", "sound.js", "clock.js", "forms.js", "media.js", "flash.js", "speaker.js", "desk.js", "app.js",
   "manifest.webmanifest", "icon-192.png", "icon-512.png", "icon-maskable-512.png",
 ];
 const NETWORK_WAIT_MS = 3000;

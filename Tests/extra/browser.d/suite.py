@@ -612,6 +612,57 @@ def test_grid(env, pages):
     pages.size(1920, 1080)
 
 
+def test_frontdesk(env, pages):
+    """The front desk (frontdesk.html): every node under pacer/, its timers counting with the
+    node's clock, online and offline; two more real nodes beside the suite's own."""
+    extra = {}
+    try:
+        for name in ("front-a", "front-b"):
+            log = open(os.path.join(ART, "node-%s.log" % name), "a")
+            extra[name] = subprocess.Popen([PACER, "run", "--broker", "mqtt://127.0.0.1:%d" % env.mqtt_port, "--node", name,
+                                            "--data-dir", os.path.join(env.dir, "data-" + name)], stdout=log, stderr=subprocess.STDOUT)
+        for name in extra:
+            wait(lambda: env.retained("pacer/%s/status" % name) == "online", 20, "%s online" % name)
+        starts = [("front-a", "bench", "Bench press", "12m"), ("front-a", "squat", "Squat rack", "45s"), ("front-a", "row", "Rower", "25m"),
+                  ("front-b", "plank", "Plank", "3m"), ("front-b", "bike", "Bike", "1h")]
+        for node, tid, tname, dur in starts:
+            env.pub("pacer/%s/cmd" % node, json.dumps({"action": "start", "timer": tid, "name": tname, "spec": {"kind": "countdown", "duration": dur}}))
+        env.pub("pacer/front-b/timers/plank/cmd", "pause")
+        env.pub("pacer/front-a/cmd", json.dumps({"action": "create", "timer": "stretch", "name": "Stretch", "spec": {"kind": "rest", "duration": "90s"}}))
+        wait(lambda: json.loads(env.retained("pacer/front-b/timers/plank/state") or "{}").get("status") == "paused", 10, "plank paused")
+        pages.open("frontdesk.html")
+        wait(lambda: pages.js("return document.querySelectorAll('.room[data-synced=\"1\"][data-state=online]').length") >= 3, 15, "three rooms online, their clocks synced")
+        rooms = pages.js("return [...document.querySelectorAll('.room')].map(r => r.querySelector('.rname').textContent)")
+        check(rooms[:2] == ["browser", "front-a"] and "front-b" in rooms, "front desk: rooms in order %s" % rooms)
+        # every running row shows what the rule gives at the page's instant (the same clock here)
+        wait(lambda: pages.js("return document.querySelectorAll('.timer').length") >= 13, 10, "every timer's row")
+        worst, n = 0, 0
+        for node, tid, _, _ in starts:
+            st = json.loads(env.retained("pacer/%s/timers/%s/state" % (node, tid)))
+            js = ("const r=[...document.querySelectorAll('.room')].find(r=>r.querySelector('.rname').textContent===arguments[0]);"
+                  "const names=[...r.querySelectorAll('.timer .tname')]; const i=names.findIndex(x=>x.textContent===arguments[1]);"
+                  "return [r.querySelectorAll('.timer .tclock')[i].textContent, Date.now()];")
+            shown, at = pages.js(js, node, st["name"])
+            if st["status"] == "running":
+                want = [fmt(max(0, -(-(st["ends_at_ms"] - t) // 1000))) for t in (at - 40, at, at + 40)]
+            else:
+                want = [fmt(st["remaining"])]
+            check(shown in want, "front desk: %s/%s shows %s (the rule gives %s)" % (node, tid, shown, "/".join(sorted(set(want)))))
+        # a node that dies: its last will turns the room offline
+        extra["front-b"].kill()
+        extra["front-b"].wait()
+        wait(lambda: pages.js("return document.querySelector('.room[data-state=offline] .rname')?.textContent") == "front-b", 30, "front-b offline")
+        check(True, "front desk: a killed node's room shows offline (its last will)")
+        stats = pages.js("const s=window.pacerDesk.stats; return [s.messages, s.flushes, s.maxFlushMs, s.flushMs / Math.max(1, s.flushes)]")
+        check(stats[2] < 100, "front desk: %d messages, %d frames drawn, %.2f ms per frame on average, %.1f ms the longest" % (stats[0], stats[1], stats[3], stats[2]))
+        pages.shot("frontdesk-1920x1080")
+    finally:
+        for p in extra.values():
+            if p.poll() is None:
+                p.terminate()
+                p.wait()
+
+
 def test_read_only(env, pages):
     """A page on the listener with deploy/mosquitto/acl.example: an anonymous wall display
     that may read, and publish clock requests on <base>/time, nothing else."""
@@ -1458,6 +1509,8 @@ def main():
     for f in os.listdir(ART):
         if f.endswith((".png", ".log")):
             os.remove(os.path.join(ART, f))
+    # PACER_BROWSER_ONLY="front desk,grid": only those checks (while working on one)
+    only = [n.strip() for n in os.environ.get("PACER_BROWSER_ONLY", "").split(",") if n.strip()]
     env = Env()
     pages = None
     t_start = time.time()
@@ -1471,14 +1524,18 @@ def main():
                          ("refused command", lambda: test_refused(env, pages)),
                          ("expired and finished", lambda: test_expired_finished(env, pages)),
                          ("grid", lambda: test_grid(env, pages)),
+                         ("front desk", lambda: test_frontdesk(env, pages)),
                          ("read-only wall display", lambda: test_read_only(env, pages))):
+            if only and name not in only:
+                continue
             print("== " + name, flush=True)
             fn()
-        print("== skewed clocks and sound", flush=True)
-        handle = test_skew_and_sound(env, pages)
-        print("== offline", flush=True)
-        if handle:
-            test_offline(env, pages, handle)
+        if not only:
+            print("== skewed clocks and sound", flush=True)
+            handle = test_skew_and_sound(env, pages)
+            print("== offline", flush=True)
+            if handle:
+                test_offline(env, pages, handle)
         phone = None
         for name, fn in (("set up an interval on a phone", lambda: test_setup_interval(env, pages)),
                          ("the lock screen", lambda: test_media_session(env, pages, phone)),
@@ -1492,6 +1549,8 @@ def main():
                          ("sign in", lambda: test_sign_in(env, pages)),
                          ("the node's speaker, the flash, a rest back to ready", lambda: test_speaker_flash_and_rest(env, pages)),
                          ("installable", lambda: test_installable(env, pages))):
+            if only and name not in only:
+                continue
             print("== " + name, flush=True)
             t = time.time()
             try:
