@@ -7,8 +7,8 @@ import CMalloc
 /// are free there, and takes it again on the next allocation. A command's write does exactly
 /// that: SQLite allocates and frees an 87 KB page-cache block at the start of a transaction, so
 /// the engine thread's arena shrank (`madvise`) and grew (`mprotect`) around one write in three,
-/// and the next statements took a page fault for each 4 KB page again: 50–100 µs of a toggle's
-/// 150–230 µs of statements (measured, idle node). Fixed thresholds keep up to 2 MB free at the
+/// and the next statements took a page fault for each 4 KB page again (a third of a toggle's
+/// statements; the figures are in BENCHMARKS.md, tenth session). Fixed thresholds keep up to 2 MB free at the
 /// top of each arena, and blocks under 1 MB in the heap rather than in a mapping of their own.
 /// glibc would raise both thresholds by itself after freeing its first large mapped block; fixing
 /// them only stops the shrinking and growing around small blocks.

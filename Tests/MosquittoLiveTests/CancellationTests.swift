@@ -9,6 +9,10 @@ import Testing
 /// timeout) of 30 s or more, so a quick return shows the wait was ended, not run out.
 extension BrokerTests {
     /// A configuration whose every wait is long.
+    /// "At once", with room for a loaded CI machine (one run took 3.1 s while the whole live
+    /// suite ran beside it): far below the 60 s connect timeout the client would otherwise wait.
+    static let promptly = Duration.seconds(10)
+
     func patientConfiguration(host: String = "127.0.0.1", port: Int, clientID: String = unique("patient")) -> MQTTConfiguration {
         var config = MQTTConfiguration(
             host: host, port: port, clientID: clientID,
@@ -57,10 +61,10 @@ extension BrokerTests {
         print("connect() cancelled while backing off returned after \(elapsed)")
         #expect(error?.code == .cancelled, "\(String(describing: error))")
         #expect(error?.message.contains("cancelled") == true)
-        #expect(elapsed < .seconds(2), "took \(elapsed)")
+        #expect(elapsed < Self.promptly, "took \(elapsed)")
         #expect(!client.isConnected)
         let disconnecting = await measure { await client.disconnect() }
-        #expect(disconnecting < .seconds(2), "disconnect() after the cancel took \(disconnecting)")
+        #expect(disconnecting < Self.promptly, "disconnect() after the cancel took \(disconnecting)")
     }
 
     @Test("a cancelled connect() returns at once while the TCP connect hangs")
@@ -71,10 +75,10 @@ extension BrokerTests {
         let (error, elapsed) = try await cancelConnect(client)
         print("connect() cancelled in a hanging TCP connect returned after \(elapsed)")
         #expect(error?.code == .cancelled, "\(String(describing: error))")
-        #expect(elapsed < .seconds(2), "took \(elapsed)")
+        #expect(elapsed < Self.promptly, "took \(elapsed)")
         // The network thread is still in the blocking connect: disconnect() does not wait for it.
         let disconnecting = await measure { await client.disconnect() }
-        #expect(disconnecting < .seconds(2), "disconnect() after the cancel took \(disconnecting)")
+        #expect(disconnecting < Self.promptly, "disconnect() after the cancel took \(disconnecting)")
     }
 
     @Test("a cancelled connect() returns at once while it waits for a CONNACK that never comes")
@@ -85,9 +89,9 @@ extension BrokerTests {
         let (error, elapsed) = try await cancelConnect(client)
         print("connect() cancelled while waiting for the CONNACK returned after \(elapsed)")
         #expect(error?.code == .cancelled, "\(String(describing: error))")
-        #expect(elapsed < .seconds(2), "took \(elapsed)")
+        #expect(elapsed < Self.promptly, "took \(elapsed)")
         let disconnecting = await measure { await client.disconnect() }
-        #expect(disconnecting < .seconds(2), "disconnect() after the cancel took \(disconnecting)")
+        #expect(disconnecting < Self.promptly, "disconnect() after the cancel took \(disconnecting)")
     }
 
     @Test("connect() in a task already cancelled throws at once and does not connect")
@@ -123,7 +127,7 @@ extension BrokerTests {
             let (error, elapsed) = try await cancelConnect(node.client)
             print("connect() cancelled while reconnecting returned after \(elapsed)")
             #expect(error?.code == .cancelled, "\(String(describing: error))")
-            #expect(elapsed < .seconds(2), "took \(elapsed)")
+            #expect(elapsed < Self.promptly, "took \(elapsed)")
             // A connection was made before: the cancel did not stop the reconnects.
             try await broker.restart()
             #expect(await node.events.firstIndex(from: lost + 1) { $0.isConnected } != nil)
@@ -160,7 +164,7 @@ extension BrokerTests {
         try await Task.sleep(for: .milliseconds(400))
         let elapsed = await measure { await client.disconnect() }
         print("disconnect() while backing off took \(elapsed)")
-        #expect(elapsed < .seconds(2), "took \(elapsed)")
+        #expect(elapsed < Self.promptly, "took \(elapsed)")
         #expect(await connecting.value?.code == .shutdown)
     }
 
@@ -175,7 +179,7 @@ extension BrokerTests {
         let elapsed = await measure { await client.disconnect() }
         print("disconnect() in a hanging TCP connect took \(elapsed)")
         // Far below shutdownTimeout (30 s): nothing waited for the thread.
-        #expect(elapsed < .seconds(2), "took \(elapsed)")
+        #expect(elapsed < Self.promptly, "took \(elapsed)")
         #expect(await connecting.value?.code == .shutdown)
         #expect(await messages.waitUntilFinished())
     }
@@ -189,7 +193,7 @@ extension BrokerTests {
         try await Task.sleep(for: .milliseconds(400))
         let elapsed = await measure { await client.disconnect() }
         print("disconnect() while waiting for the CONNACK took \(elapsed)")
-        #expect(elapsed < .seconds(2), "took \(elapsed)")
+        #expect(elapsed < Self.promptly, "took \(elapsed)")
         #expect(await connecting.value?.code == .shutdown)
     }
 
@@ -201,7 +205,7 @@ extension BrokerTests {
             _ = try #require(await node.events.firstIndex { $0.isDisconnected })
             let elapsed = await measure { await node.client.disconnect() }
             print("disconnect() while reconnecting took \(elapsed)")
-            #expect(elapsed < .seconds(2), "took \(elapsed)")
+            #expect(elapsed < Self.promptly, "took \(elapsed)")
             #expect(await node.events.waitUntilFinished())
             #expect(await node.messages.waitUntilFinished())
         }
@@ -218,7 +222,7 @@ extension BrokerTests {
             let elapsed = await measure { await node.client.disconnect() }
             print("disconnect() from a frozen broker took \(elapsed)")
             // DISCONNECT fits in the socket buffer; libmosquitto closes after writing it.
-            #expect(elapsed < .seconds(2), "took \(elapsed)")
+            #expect(elapsed < Self.promptly, "took \(elapsed)")
             #expect(await node.events.waitUntilFinished())
         }
     }

@@ -20,15 +20,9 @@ import { statesFromList } from "./desk.js"; // a `list` reply made into states (
 
   // ---- settings from the URL ------------------------------------------------------
   const q = new URLSearchParams(location.search);
-  // The broker through the web server that serves this page: its `mqtt` path beside the page
-  // (lighttpd passes it to mosquitto's WebSocket listener), wss: on an https: page, ws: on http:.
-  // One origin, one certificate. `?broker=ws://host:9001` reaches a listener directly.
-  const defaultBroker = (() => {
-    const u = new URL("mqtt", location.href);
-    u.protocol = u.protocol === "https:" ? "wss:" : "ws:";
-    u.search = ""; u.hash = "";
-    return u.href;
-  })();
+  // The broker through the web server that serves this page (mqtt.js's defaultBroker);
+  // `?broker=ws://host:9001` reaches a listener directly.
+  const defaultBroker = PacerMQTT.defaultBroker(location.href);
   const cfg = {
     broker: q.get("broker") || defaultBroker,
     node: q.get("node") || null,

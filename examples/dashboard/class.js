@@ -8,11 +8,7 @@ import { valueAt, fmt } from "./clock.js";
 import * as C from "./classview.js";
 
 const q = new URLSearchParams(location.search);
-const brokerURL = q.get("broker") || (() => {
-  const u = new URL("mqtt", location.href);
-  u.protocol = u.protocol === "https:" ? "wss:" : "ws:"; u.search = ""; u.hash = "";
-  return u.href;
-})();
+const brokerURL = q.get("broker") || PacerMQTT.defaultBroker(location.href);
 const cfg = { node: q.get("node"), base: q.get("base"), timer: q.get("timer"), showSummary: q.get("summary") === "1" };
 const localNow = () => performance.timeOrigin + performance.now();
 const $ = (id) => document.getElementById(id);

@@ -7,14 +7,8 @@ import * as PacerMQTT from "./mqtt.js";
 import { Desk, FlipHeap } from "./desk.js";
 
 const q = new URLSearchParams(location.search);
-const defaultBroker = (() => {
-  const u = new URL("mqtt", location.href);
-  u.protocol = u.protocol === "https:" ? "wss:" : "ws:";
-  u.search = ""; u.hash = "";
-  return u.href;
-})();
 const cfg = {
-  broker: q.get("broker") || defaultBroker,
+  broker: q.get("broker") || PacerMQTT.defaultBroker(location.href),
   root: (q.get("root") || "pacer").replace(/\/+$/, ""),
   mqtt: q.get("mqtt") === "3.1.1" ? 4 : 5,
   // ?nodes=a,b: rooms to ask for a snapshot (`list`) when their retained states do not come

@@ -457,4 +457,16 @@ class Client {
 /** Exposed for the unit tests (Tests/extra/browser.d/mqtt-test.html). */
 const _internal = { encodeConnect, encodePublish, encodeSubscribe, decodePublish, encodeProps, decodeProps, Reader };
 
-export { Client, PacketSplitter, topicMatches, varint, _internal };
+/**
+ * The broker through the web server that serves the page at `href`: its `mqtt` path beside
+ * the page (lighttpd passes it to mosquitto's WebSocket listener), wss: on an https: page,
+ * ws: on http:. One origin, one certificate.
+ */
+function defaultBroker(href) {
+  const u = new URL("mqtt", href);
+  u.protocol = u.protocol === "https:" ? "wss:" : "ws:";
+  u.search = ""; u.hash = "";
+  return u.href;
+}
+
+export { Client, PacketSplitter, defaultBroker, topicMatches, varint, _internal };

@@ -232,8 +232,8 @@ final class EngineThread<Input: Sendable>: SerialExecutor, TaskExecutor, MQTTLoo
     /// from its job, between groups of commands). Why: the socket is otherwise read only when
     /// the thread has no job, and a long burst keeps it busy; the broker sends its
     /// acknowledgements of our publishes behind the burst's commands, and each QoS 1 publish
-    /// stays in libmosquitto's memory until its acknowledgement is read (10,000 starts at once
-    /// peaked at 97 MB of heap against 57 MB with the network thread reading).
+    /// stays in libmosquitto's memory until its acknowledgement is read (a burst of 10,000
+    /// starts held about twice the heap without it: BENCHMARKS.md, ninth session).
     func serveConnectionNow() {
         guard let hosted = locked({ $0.hosted }) else { return }
         var fds: [pollfd] = []

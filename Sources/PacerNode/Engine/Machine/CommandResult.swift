@@ -2,7 +2,7 @@ import PacerCore
 
 /// What a command that succeeded answers: its reply's members besides `id` and `ok`, and a
 /// timer's `state`, written straight from its snapshot (`TimerSnapshot.jsonBytes`) instead of
-/// built as a 36-member object and sorted again (20–40 µs of every timer command's reply).
+/// built as a 36-member object and sorted again (what that cost: BENCHMARKS.md, eighth session).
 struct CommandResult {
     var members: [String: JSONValue]
     /// The reply's `state` member, JSON already written.

@@ -172,11 +172,6 @@ struct EngineMachine {
         }
     }
 
-    /// A message the engine handles as a command (what `route` sends to `command`).
-    func isCommand(_ message: MQTTMessage) -> Bool {
-        !message.retain && (message.topic == topics.command || topics.timerID(ofCommandTopic: message.topic) != nil)
-    }
-
     mutating func route(_ message: MQTTMessage, now: Millis, into output: inout EngineOutput) {
         if message.topic == topics.command || topics.timerID(ofCommandTopic: message.topic) != nil {
             if message.retain {

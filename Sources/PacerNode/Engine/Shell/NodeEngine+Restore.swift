@@ -1,0 +1,95 @@
+import Foundation
+import Logging
+import PacerCore
+import PacerStore
+
+/// The shell's start-up: the saved timers read and decoded, handed to the machine
+/// (`EngineMachine.restore`), and what it decided written before anything is published.
+extension NodeEngine {
+    /// Reads the saved timers, hands them to the machine (`EngineMachine.restore`) and writes
+    /// what it decided, before anything is published (SPEC §5). Their events wait for the
+    /// first connect.
+    func restore() async {
+        let now = clock.now()
+        let clockSynchronized = ClockSync.isSynchronized()
+        // How long each step took, in the `timers ready` line (a restart's cost, for operators).
+        let began = ContinuousClock.now
+        var steps: Logger.Metadata = [:]
+        func step(_ name: String, since start: ContinuousClock.Instant) {
+            let elapsed = ContinuousClock.now - start
+            steps[name] = "\(elapsed.components.seconds * 1_000 + elapsed.components.attoseconds / 1_000_000_000_000_000)"
+        }
+        var saved = RestoredState()
+        if let store {
+            do {
+                var mark = ContinuousClock.now
+                let records = try store.loadTimers()
+                step("load_ms", since: mark)
+                mark = ContinuousClock.now
+                let machines = await Self.decodeMachines(records, settings: machine.configuration.timerSettings)
+                step("decode_ms", since: mark)
+                saved.timers = Array(zip(records, machines))
+                saved.workoutsDocument = try store.meta(SavedWorkouts.metaKey)
+                saved.athletesDocument = try store.meta(AthleteRoster.metaKey)
+                saved.speakerDocument = try store.meta(Speaker.metaKey)
+                saved.requests = try store.loadRequests(sinceMs: now - machine.configuration.limits.dedupWindowMs)
+            } catch {
+                logger.error("could not read the saved timers; starting without them", metadata: ["error": "\(error)"])
+            }
+        }
+        var mark = ContinuousClock.now
+        let output = machine.restore(saved, clockSynchronized: clockSynchronized, now: now)
+        step("advance_ms", since: mark)
+        // Written now; published when the broker connection comes up (the outbox check).
+        mark = ContinuousClock.now
+        let batch = machine.batch(for: output, now: clock.now())
+        var failed = false
+        if let store, !batch.isEmpty {
+            do { _ = try await store.commit(batch) } catch {
+                logger.error("could not write the restored state; its events go out at the first connect", metadata: ["error": "\(error)"])
+                failed = true
+            }
+        }
+        machine.restoreWritten(output, batch: batch, failed: failed)
+        // The speaker as it was left (muted for the night stays muted after a power cut).
+        sound?.setSpeaker(muted: machine.speaker.muted, volume: Double(machine.speaker.volume) / 100)
+        step("write_ms", since: mark)
+        step("took_ms", since: began)
+        logger.info("timers ready", metadata: steps.merging(["count": "\(machine.timers.count)"]) { $1 })
+        // No prune here: it comes with the first write after the connect's republish (a
+        // prune of a large history and the WAL checkpoint it triggers took 150 ms of a
+        // restart of 10,000 timers before the first state went out).
+        // The loaded records and the decoding's buffers are freed: give their pages back.
+        HeapTrim.now()
+    }
+
+    /// Decodes the saved machines, on as many tasks as there are cores (decoding is most of a
+    /// restore's own work), in the records' order. Their settings are not
+    /// decoded: the configuration's replace them.
+    private static func decodeMachines(_ records: [TimerRecord], settings: TimerSettings) async -> [Result<TimerMachine, any Error>] {
+        let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 4, records.count / 500))
+        let chunk = (records.count + workers - 1) / max(1, workers)
+        func decode(_ slice: ArraySlice<TimerRecord>) -> [Result<TimerMachine, any Error>] {
+            slice.map { record in
+                // One reader of the one persisted format (TimerMachine+Persisted.swift), the
+                // inverse of `persistedBytes`, which wrote it.
+                do {
+                    let json = try JSONValue.parse(record.machine)
+                    return .success(try TimerMachine(persisted: json, settings: settings))
+                } catch {
+                    return .failure(error)
+                }
+            }
+        }
+        guard workers > 1 else { return decode(records[...]) }
+        return await withTaskGroup(of: (Int, [Result<TimerMachine, any Error>]).self) { group in
+            for start in stride(from: 0, to: records.count, by: chunk) {
+                let slice = records[start..<min(start + chunk, records.count)]
+                group.addTask { (start, decode(slice)) }
+            }
+            var parts: [(Int, [Result<TimerMachine, any Error>])] = []
+            for await part in group { parts.append(part) }
+            return parts.sorted { $0.0 < $1.0 }.flatMap(\.1)
+        }
+    }
+}
