@@ -141,3 +141,19 @@ test("the CSV: a header, a line per athlete and segment and a whole-run line, ti
   assert.equal(Number(cells[8]) * 1000, s.zone_ms[0]);
   assert.equal(C.summaryCSV({ timer: "t", segments: [], athletes: [{ id: "q", name: 'A "B", C', segments: [], zone_ms: [] }] }).split("\n")[1], 't,q,"A ""B"", C",whole run,total,,,,0.0,0.0,0.0,0.0,0.0,0.0');
 });
+
+test("the wall page's Class link: only for a node with a class, carrying what class.js reads", () => {
+  const doc = JSON.stringify({ athletes: [], stale_after_ms: 10000, absent_after_ms: 180000, as_of_ms: 1 });
+  // No athletes document (no heart_rate.athletes on the node), an empty (cleared) one, or not ours: no link.
+  assert.equal(C.classViewHref("?node=gym", undefined, "gym"), null);
+  assert.equal(C.classViewHref("?node=gym", "", "gym"), null);
+  assert.equal(C.classViewHref("?node=gym", "{not json", "gym"), null);
+  assert.equal(C.classViewHref("?node=gym", JSON.stringify({ timers: [] }), "gym"), null);
+  // The wall page's settings that class.js reads; the others (controls, sw, wake …) stay behind.
+  assert.equal(C.classViewHref("?node=gym&timer=main&controls=0&broker=ws%3A%2F%2Fh%3A9001%2F&wake=1", doc, "gym"),
+    "class.html?node=gym&timer=main&broker=ws%3A%2F%2Fh%3A9001%2F");
+  assert.equal(C.classViewHref("?base=site%2Fgym&user=coach&pass=p%26w", doc, "gym"), "class.html?base=site%2Fgym&user=coach&pass=p%26w");
+  // A page opened without ?node= names the node it found (its info topic).
+  assert.equal(C.classViewHref("", doc, "gym"), "class.html?node=gym");
+  assert.equal(C.classViewHref("", doc, undefined), "class.html");
+});

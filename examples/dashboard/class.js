@@ -181,3 +181,12 @@ $("summary-hide").addEventListener("click", () => { app.hidden = true; render();
 window.addEventListener("resize", () => { render(); renderSummary(); });
 window.pacerClassRender = render; // for the browser suite
 render();
+
+// The service worker of the wall page (sw.js), so a wall that shows this view reopens it from
+// the cache while the server is down (a secure context only, as there; ?sw=0: none).
+app.sw = { state: "unavailable" };
+if ("serviceWorker" in navigator && window.isSecureContext && q.get("sw") !== "0") {
+  app.sw = { state: "registering" };
+  navigator.serviceWorker.register("sw.js").then((r) => { app.sw = { state: "registered", scope: r.scope }; },
+    (e) => { app.sw = { state: "failed", error: String(e && e.message || e) }; });
+}

@@ -204,4 +204,18 @@ function summaryCSV(summary) {
   return lines.join("\n") + "\n";
 }
 
-export { ZONES, zoneInfo, tileModel, tiles, gridFor, phoneGrid, recoveryText, fmtMs, segmentName, summaryRows, chartGeometry, summaryCSV, lineColour };
+/** The wall page's link to the class view: class.html with the settings class.js reads (node,
+ *  base, timer, broker, user, pass) from the wall page's query, the node named when the query
+ *  does not, or null while the node publishes no athletes document (`<base>/athletes`: no class). */
+function classViewHref(search, athletesPayload, node) {
+  let doc = null;
+  try { doc = athletesPayload ? JSON.parse(athletesPayload) : null; } catch (e) { doc = null; }
+  if (!doc || !Array.isArray(doc.athletes)) return null;
+  const from = new URLSearchParams(search), p = new URLSearchParams();
+  for (const k of ["node", "base", "timer", "broker", "user", "pass"]) if (from.get(k)) p.set(k, from.get(k));
+  if (!p.get("node") && !p.get("base") && node) p.set("node", node);
+  const query = p.toString();
+  return "class.html" + (query ? "?" + query : "");
+}
+
+export { ZONES, zoneInfo, tileModel, tiles, gridFor, phoneGrid, recoveryText, fmtMs, segmentName, summaryRows, chartGeometry, summaryCSV, lineColour, classViewHref };

@@ -1257,7 +1257,15 @@ def test_class_view(env, pages):
     try:
         for i, (athlete, *_rest) in enumerate(CLASS):
             straps.send(athlete, bpm(i, 0))
-        pages.open("class.html?node=%s&timer=cls" % NODE)
+        # The wall page links to the class view (the node publishes its athletes), with its timer.
+        pages.open("?node=%s&timer=cls" % NODE, size=PHONE)
+        wait(lambda: pages.js("const a = document.getElementById('class-link'); return !a.hidden && a.offsetWidth > 0"), 8, "the wall page's Class link")
+        link = pages.js("const a = document.getElementById('class-link'), r = a.getBoundingClientRect(); return [a.getAttribute('href'), r.left >= 0 && r.right <= innerWidth && r.bottom <= innerHeight]")
+        check(link == ["class.html?node=%s&timer=cls" % NODE, True], "the wall page's footer links to the class view, on screen at phone size: %s" % link)
+        pages.shot("wall-class-link-phone")
+        pages.size(1920, 1080)
+        pages.d.find_element(By.ID, "class-link").click()
+        wait(lambda: pages.js("return !!window.pacerClass && location.pathname.endsWith('/class.html')"), 8, "the class view from the link")
         env.request({"action": "start", "timer": "cls", "id": "start-cls",
                      "spec": {"kind": "interval", "work": "4s", "rest": "3s", "rounds": 2, "class_hr": True}})
         tiles = "return [...document.querySelectorAll('.tile')].map(t => [t.dataset.athlete, t.dataset.stale, t.dataset.zone, t.innerText])"
@@ -1401,6 +1409,19 @@ def test_installable(env, pages):
           "the worker cached every file the page loaded (%d loaded, %d cached; missing: %s)" % (len(set(loaded)), len(cached), missing or "none"))
     errors = pages.d.execute_cdp_cmd("Page.getInstallabilityErrors", {}).get("installabilityErrors", [])
     check(not errors, "Chromium finds the page installable over HTTPS: %s" % (errors or "no errors"))
+    # The class view (class.html), linked from the wall page: every file it loads is cached too.
+    class_page = "https://%s:%d/class.html?node=%s&timer=clock" % (host, env.https_port, NODE)
+    pages.d.get(class_page)
+    wait(lambda: pages.js("return !!window.pacerClass && window.pacerClass.up"), 10, "the class view over https")
+    wait(lambda: pages.js("return window.pacerClass.sw.state") == "registered", 10, "the class view's worker registered")
+    loaded = pages.js("""return [location.pathname].concat(performance.getEntriesByType('resource').map(e => new URL(e.name))
+                           .filter(u => u.origin === location.origin && u.pathname !== '/mqtt' && !u.pathname.endsWith('sw.js')).map(u => u.pathname))""")
+    cached = pages.js("return caches.open('pacer-dashboard').then(c => c.keys()).then(k => k.map(r => new URL(r.url).pathname))")
+    missing = sorted(set(loaded) - set(cached))
+    check(not missing and {"/class.html", "/class.js", "/classview.js", "/class.css", "/mqtt.js", "/clock.js"} <= set(loaded),
+          "the worker cached every file the class view loaded (%d loaded; missing: %s)" % (len(set(loaded)), missing or "none"))
+    pages.d.get(page)
+    wait(lambda: pages.js("return !!window.pacerDashboard && window.pacerDashboard.app.brokerUp"), 10, "the wall page again")
 
     # Offline start: the web server down (so the broker's /mqtt too), the page opens from the cache.
     env.stop_web()
@@ -1409,6 +1430,14 @@ def test_installable(env, pages):
     got = pages.js("return [!!navigator.serviceWorker.controller, !!window.pacerDashboard, document.getElementById('digits').textContent]")
     check(got[0] and got[1], "lighttpd stopped: the page starts from the worker's cache, its modules run, it waits for the broker (%s)" % got)
     pages.shot("offline-start-phone")
+    # The class view from the cache: its own page (not the wall page), waiting for the broker.
+    pages.d.get(class_page)
+    wait(lambda: pages.js("return !!window.pacerClass"), 10, "the class view from the cache")
+    got = pages.js("return [document.title, !!navigator.serviceWorker.controller, window.pacerClass.up, !!document.getElementById('tiles')]")
+    check(got == ["Class · Pacer", True, False, True], "lighttpd stopped: the class view starts from the cache, offline (%s)" % got)
+    pages.shot("offline-class-phone")
+    pages.d.get(page)
+    wait(lambda: pages.js("return !!window.pacerDashboard"), 10, "the wall page from the cache again")
     env.start_web()
     t0 = time.time()
     wait(lambda: pages.js("return window.pacerDashboard.app.brokerUp") and pages.phase() == "countdown", 20, "live again with lighttpd back")
