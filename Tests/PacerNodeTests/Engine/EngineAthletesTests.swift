@@ -361,3 +361,38 @@ struct EngineAthletesTests {
         #expect(M.published(effects).contains { $0.topic == "\(Self.base)/timers/sw/class" && $0.json == nil })
     }
 }
+
+/// The shell's side of the athletes: the profiles' `meta` document written with the command and
+/// read back by `NodeEngine.restore` (NodeEngine+Restore.swift) at the next start.
+@Suite("Engine: athlete profiles across a restart (in-process)")
+struct EngineAthleteProfilesRestartTests {
+    func listed(_ h: EngineHarness) -> [JSONValue]? {
+        h.published("\(h.base)/athletes").last?.json?["athletes"]?.array
+    }
+
+    @Test("set_athlete is kept in the database: a restarted node lists it; clear_athlete is kept too")
+    func profilesSurviveARestart() async throws {
+        let config = EngineAthletesTests.classYAML
+        let h = try await EngineHarness.make(config: config)
+        await h.connect()
+        let set = try await h.send(["action": "set_athlete", "athlete": "bo", "name": "Bo", "colour": "#17bebb", "max_hr": 176])
+        #expect(set["ok"] == true && set["saved"] == true, "\(set)")
+        let cleared = try await h.send(["action": "set_athlete", "athlete": "a", "max_hr": 150])
+        #expect(cleared["ok"] == true, "\(cleared)")
+
+        let again = try await h.restart(config: config)
+        await again.connect()
+        let list = try #require(listed(again))
+        #expect(list == [
+            ["id": "a", "name": "a", "colour": nil, "max_hr": 150, "present": false],
+            ["id": "bo", "name": "Bo", "colour": "#17bebb", "max_hr": 176, "present": false],
+        ], "\(list)")
+
+        // Cleared, restarted: the configuration's seed applies again and "bo" is gone.
+        #expect(try await again.send(["action": "clear_athlete", "athlete": "a"])["cleared"] == true)
+        #expect(try await again.send(["action": "clear_athlete", "athlete": "bo"])["cleared"] == true)
+        let third = try await again.restart(config: config)
+        await third.connect()
+        #expect(listed(third) == [["id": "a", "name": "Alice", "colour": "#e4572e", "max_hr": 200, "present": false]], "\(String(describing: listed(third)))")
+    }
+}
