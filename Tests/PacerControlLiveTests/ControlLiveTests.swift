@@ -197,18 +197,19 @@ struct ControlLiveTests {
             expectOK(try await node.pacer(["athlete", "set", "alice", "--name", "Alice", "--colour", "#E4572E", "--max-hr", "188"]),
                      "alice: saved · Alice · #e4572e · max HR 188")
             expectOK(try await node.pacer(["athlete", "set", "carl", "--max-hr", "176"]), "carl: saved · max HR 176")
-            // A strap's first reading: the athlete is present, with the profile set for it.
+            // A strap's readings (one a poll, as a strap sends about one a second): the athlete is
+            // present, with the profile set for it.
             let publisher = try MQTTClient(configuration: .v5(port: node.port, clientID: "pacer-ctl-hr-\(UUID().uuidString.prefix(8))",
                                                              cleanStart: true, sessionExpiryInterval: 0))
             try await publisher.connect()
-            try await publisher.publish(to: "\(straps)/alice", payload: Array("151".utf8), qos: .atLeastOnce, retain: false)
-            await publisher.disconnect()
             var list: JSONValue = .null
-            for _ in 0..<50 {
+            for _ in 0..<30 {
+                try await publisher.publish(to: "\(straps)/alice", payload: Array("151".utf8), qos: .atLeastOnce, retain: false)
                 list = try json(try await node.pacer(["athlete", "list", "--json"]))
                 if list["athletes"]?.array?.first?["present"] == true { break }
-                try await Task.sleep(for: .milliseconds(100))
+                try await Task.sleep(for: .milliseconds(300))
             }
+            await publisher.disconnect()
             #expect(list["athletes"] == [
                 ["id": "alice", "name": "Alice", "colour": "#e4572e", "max_hr": 188, "present": true],
                 ["id": "carl", "name": "carl", "colour": nil, "max_hr": 176, "present": false],
