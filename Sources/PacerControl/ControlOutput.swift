@@ -52,8 +52,12 @@ public enum ControlOutput {
             [t["id"]?.string ?? "?", t["name"]?.string ?? "", t["status"]?.string ?? "?", t["phase"]?.string ?? "?",
              t["display"]?.string ?? ""]
         }
-        let all = [header] + rows
-        let widths = (0..<header.count).map { column in all.map { $0[column].count }.max() ?? 0 }
+        return table([header] + rows)
+    }
+
+    /// Rows as lines of columns two spaces apart, each as wide as its widest cell (the last unpadded).
+    static func table(_ all: [[String]]) -> [String] {
+        let widths = (0..<(all.first?.count ?? 0)).map { column in all.map { $0[column].count }.max() ?? 0 }
         return all.map { row in
             row.enumerated().map { column, text in
                 column == row.count - 1 ? text : text + String(repeating: " ", count: widths[column] - text.count)

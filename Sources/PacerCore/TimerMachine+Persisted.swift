@@ -203,6 +203,7 @@ extension TimerSpec {
         ack = try o.bool("ack")
         afterAck = try o.rawValue("after_ack", as: AfterAck.self)
         hrSource = try o.optionalString("hr_source")
+        classHR = try o.optionalBool("class_hr") == true ? true : nil
         alertIntervalMs = try o.optionalInt64("alert_interval_ms")
         autoDismissMs = try o.optionalInt64("auto_dismiss_ms")
         cues = try o.optionalInts("cues")
@@ -319,6 +320,7 @@ extension TimerSpec {
             $0.string("after_ack", afterAck?.rawValue)
             $0.int("alert_interval_ms", alertIntervalMs)
             $0.int("auto_dismiss_ms", autoDismissMs)
+            if classHR == true { $0.bool("class_hr", true) }
             $0.int("cooldown_ms", cooldownMs)
             $0.ints("cues", cues)
             $0.int("duration_ms", durationMs)

@@ -1,7 +1,7 @@
 // Reading and writing specs as JSON (snake_case keys, durations as in `Durations`).
 
 extension TimerSpec {
-    static let commonKeys = ["kind", "preset", "ack", "after_ack", "hr_source", "alert_interval", "auto_dismiss", "cues"]
+    static let commonKeys = ["kind", "preset", "ack", "after_ack", "hr_source", "class_hr", "alert_interval", "auto_dismiss", "cues"]
 
     /// The keys a spec of `kind` accepts.
     public static func allowedKeys(for kind: TimerKind) -> [String] {
@@ -10,7 +10,7 @@ extension TimerSpec {
             commonKeys + ["work", "rest", "rounds", "prepare", "sets", "set_rest", "exercises", "cooldown", "skip_last_rest"]
         case .rest: commonKeys + ["duration", "exercise", "next"]
         case .countdown: commonKeys + ["duration", "label"]
-        case .stopwatch: ["kind", "preset", "hr_source", "cues", "target", "label"]
+        case .stopwatch: ["kind", "preset", "hr_source", "class_hr", "cues", "target", "label"]
         case .program: commonKeys + ["segments"]
         }
     }
@@ -97,6 +97,7 @@ extension TimerSpec {
             spec.afterAck = value
         }
         spec.hrSource = try reader.string("hr_source")
+        spec.classHR = try reader.bool("class_hr") == true ? true : nil
         spec.alertIntervalMs = try reader.duration("alert_interval")
         spec.autoDismissMs = try reader.duration("auto_dismiss")
         spec.cues = try reader.intArray("cues")
@@ -145,6 +146,7 @@ extension TimerSpec {
         }
         put("preset", text: preset)
         put("hr_source", text: hrSource)
+        if classHR == true { object["class_hr"] = .bool(true) }
         if let cues { object["cues"] = .array(cues.map { .int($0) }) }
         if kind != .stopwatch {
             object["ack"] = .bool(ack)

@@ -55,6 +55,9 @@ public struct TimerSpec: Sendable, Codable, Equatable {
     public var afterAck: AfterAck?
     /// Heart-rate source the timer is bound to (the node's default when nil).
     public var hrSource: String?
+    /// Record the class's heart rate per phase while it runs (`class_hr`, issue 30); nil: off.
+    /// Only `true` is kept (`false` reads as nil), so a spec's JSON round-trips.
+    public var classHR: Bool?
     /// Per-timer override of `TimerSettings.alertIntervalMs`.
     public var alertIntervalMs: Millis?
     /// Per-timer override of `TimerSettings.autoDismissMs`.
@@ -132,7 +135,7 @@ public struct TimerSpec: Sendable, Codable, Equatable {
         case kind, workMs = "work_ms", restMs = "rest_ms", rounds, prepareMs = "prepare_ms", sets
         case setRestMs = "set_rest_ms", exercises, cooldownMs = "cooldown_ms", skipLastRest = "skip_last_rest"
         case durationMs = "duration_ms", exercise, next, label, targetMs = "target_ms", segments, ack
-        case hrSource = "hr_source", alertIntervalMs = "alert_interval_ms", autoDismissMs = "auto_dismiss_ms", cues, preset
+        case hrSource = "hr_source", classHR = "class_hr", alertIntervalMs = "alert_interval_ms", autoDismissMs = "auto_dismiss_ms", cues, preset
         case afterAck = "after_ack"
     }
 }

@@ -11,6 +11,25 @@ public enum HistoryReport {
     /// Printable lines, newest first: a table, or one JSON event per line.
     public static func lines(dataDirectory: String, timer: String?, since: String?, limit: Int, json: Bool,
                              now: Millis = NodeClock.systemWallClock()) throws -> [String] {
+        let records = try Self.records(dataDirectory: dataDirectory, timer: timer, since: since, limit: limit, now: now)
+        if json { return records.map { String(decoding: $0.payload, as: UTF8.self) } }
+        if records.isEmpty { return ["no events" + (timer.map { " for timer '\($0)'" } ?? "")] }
+        var lines = [pad("time (UTC)", 24) + pad("timer", 18) + pad("event", 14) + pad("rev", 6) + "details"]
+        for record in records {
+            let payload = JSONCoding.decode(record.payload)?.object ?? [:]
+            var details: [String] = []
+            for key in ["phase", "label", "round", "late_ms", "seconds", "ended"] {
+                if let value = payload[key], value != .null { details.append("\(key)=\(text(value))") }
+            }
+            if case .array(let athletes)? = payload["athletes"] { details.append("athletes=\(athletes.count) (--csv for the figures)") }
+            lines.append(pad(iso8601(ms: record.dueMs), 24) + pad(record.timer, 18) + pad(record.type, 14)
+                         + pad(String(record.revision), 6) + details.joined(separator: " "))
+        }
+        return lines
+    }
+
+    /// The newest events (the store opened read-only).
+    static func records(dataDirectory: String, timer: String?, since: String?, limit: Int, now: Millis) throws -> [EventRecord] {
         guard (1...100_000).contains(limit) else { throw Failure(description: "--limit must be between 1 and 100000, got \(limit)") }
         if let timer {
             do { try TimerMachine.validateID(timer) } catch { throw Failure(description: error.message) }
@@ -29,19 +48,7 @@ public enum HistoryReport {
         } catch {
             throw Failure(description: "\(error)")
         }
-        if json { return records.map { String(decoding: $0.payload, as: UTF8.self) } }
-        if records.isEmpty { return ["no events" + (timer.map { " for timer '\($0)'" } ?? "")] }
-        var lines = [pad("time (UTC)", 24) + pad("timer", 18) + pad("event", 14) + pad("rev", 6) + "details"]
-        for record in records {
-            let payload = JSONCoding.decode(record.payload)?.object ?? [:]
-            var details: [String] = []
-            for key in ["phase", "label", "round", "late_ms", "seconds"] {
-                if let value = payload[key], value != .null { details.append("\(key)=\(text(value))") }
-            }
-            lines.append(pad(iso8601(ms: record.dueMs), 24) + pad(record.timer, 18) + pad(record.type, 14)
-                         + pad(String(record.revision), 6) + details.joined(separator: " "))
-        }
-        return lines
+        return records
     }
 
     /// `10m` / `2h` ago, epoch ms, or ISO 8601.

@@ -244,6 +244,9 @@ struct MQTTConnectionService: Service {
             for source in configuration.heartRate.sources {
                 try await client.subscribe(to: source.topic, qos: .atMostOnce)
             }
+            if let athletes = configuration.heartRate.athletes {  // a class (issue 30)
+                try await client.subscribe(to: athletes.topic, qos: .atMostOnce)
+            }
             if configuration.homeAssistant.enabled {  // its birth message asks for the discovery configs
                 try await client.subscribe(to: "\(configuration.homeAssistant.prefix)/status", qos: .atLeastOnce)
             }

@@ -147,7 +147,8 @@ public struct CommandParser: Sendable {
             throw ReplyError(.unknownAction, "\"action\" \"\(action)\" is a node command: send it on the node's cmd topic (<base>/cmd), not a timer's")
         }
         if nodeAction?.isNodeWide == true, o["timer"] != nil {
-            let why = nodeAction == .saveWorkout || nodeAction == .deleteWorkout ? "a workout is named by \"workout\"" : "it is about the whole node"
+            let why = nodeAction == .saveWorkout || nodeAction == .deleteWorkout ? "a workout is named by \"workout\""
+                : nodeAction == .setAthlete || nodeAction == .clearAthlete ? "an athlete is named by \"athlete\"" : "it is about the whole node"
             throw ReplyError(.invalidArgument, "\"\(action)\" does not take \"timer\"; \(why)")
         }
         if let plain = TimerAction(rawValue: action)?.plainOperation {
@@ -215,6 +216,18 @@ public struct CommandParser: Sendable {
             return try command(.saveWorkout(id: id, name: try Self.optionalName(o, allowingSlash: true), spec: spec), allowed: ["workout", "name", "spec"])
         case (nil, .deleteWorkout?):
             return try command(.deleteWorkout(id: try Self.requireWorkout(o, action: action)), allowed: ["workout"])
+        case (nil, .setAthlete?):
+            let id = try Self.requireAthlete(o, action: action)
+            var colour: String?
+            if let text = try Self.optionalString(o, "colour", maxLength: 40) {
+                if let problem = AthleteColour.problem(text) { throw ReplyError(.invalidArgument, "\"colour\": \(problem)") }
+                colour = text.lowercased()
+            }
+            let maxHR = try Self.optionalInt(o, "max_hr", range: Int64(AthleteColour.maxHRRange.lowerBound)...Int64(AthleteColour.maxHRRange.upperBound)).map(Int.init)
+            return try command(.setAthlete(id: id, name: try Self.optionalName(o, allowingSlash: true), colour: colour, maxHR: maxHR),
+                               allowed: ["athlete", "name", "colour", "max_hr"])
+        case (nil, .clearAthlete?):
+            return try command(.clearAthlete(id: try Self.requireAthlete(o, action: action)), allowed: ["athlete"])
         case (nil, .sound?):
             let muted = try Self.optionalBool(o, "muted")
             let volume = try Self.optionalInt(o, "volume", range: 0...100).map(Int.init)
@@ -234,6 +247,17 @@ public struct CommandParser: Sendable {
         }
         do { try TimerMachine.validateID(id) } catch {
             throw ReplyError(.invalidArgument, "\"workout\" must be 1 to 64 characters of a-z, 0-9, '_' and '-', starting with a letter or digit; got \"\(printable(id, limit: 70, escapingQuotes: true))\"")
+        }
+        return id
+    }
+
+    /// An athlete's id (`"athlete"`): the `+` level of its heart-rate topic, with a timer id's rules.
+    static func requireAthlete(_ o: [String: JSONValue], action: String) throws(ReplyError) -> String {
+        guard let id = try optionalString(o, "athlete", maxLength: 200) else {
+            throw ReplyError(.invalidArgument, "\"\(action)\" needs \"athlete\": the athlete's id (its heart-rate topic's last level), e.g. {\"action\":\"\(action)\",\"athlete\":\"alice\"}")
+        }
+        do { try TimerMachine.validateID(id) } catch {
+            throw ReplyError(.invalidArgument, "\"athlete\" must be 1 to 64 characters of a-z, 0-9, '_' and '-', starting with a letter or digit; got \"\(printable(id, limit: 70, escapingQuotes: true))\"")
         }
         return id
     }

@@ -5,6 +5,8 @@ public enum NodeAction: String, Sendable, CaseIterable {
     case create, delete, list, time, history
     /// Saved workouts: a named spec kept on the node, started like a preset.
     case saveWorkout = "save_workout", deleteWorkout = "delete_workout"
+    /// A class's athlete: name, colour and max heart rate kept on the node (issue 30).
+    case setAthlete = "set_athlete", clearAthlete = "clear_athlete"
     /// The node's speaker: mute, unmute, volume (the page's own sound is the page's).
     case sound
 
@@ -14,7 +16,7 @@ public enum NodeAction: String, Sendable, CaseIterable {
     /// Whether it is about no timer, so it takes no `"timer"`.
     public var isNodeWide: Bool {
         switch self {
-        case .list, .time, .saveWorkout, .deleteWorkout, .sound: true
+        case .list, .time, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete, .sound: true
         case .create, .delete, .history: false
         }
     }
@@ -35,6 +37,10 @@ public struct NodeCommand: Sendable, Equatable {
         /// preset: `{"action":"start","preset":"<id>"}`.
         case saveWorkout(id: String, name: String?, spec: JSONValue)
         case deleteWorkout(id: String)
+        /// Sets athlete `id`'s profile (the members left out are unset): name, `#rrggbb` colour, max HR.
+        case setAthlete(id: String, name: String?, colour: String?, maxHR: Int?)
+        /// Forgets athlete `id`'s profile (the configuration's, if any, applies again).
+        case clearAthlete(id: String)
         /// The node's speaker: `muted` and `volume` (0…100 %) as given; neither: what it is now.
         case sound(muted: Bool?, volume: Int?)
     }
@@ -59,7 +65,7 @@ public struct NodeCommand: Sendable, Equatable {
         switch request {
         case .timer(let id, _, _, _), .create(let id, _, _), .delete(let id): id
         case .history(let timer, _, _): timer
-        case .list, .time, .saveWorkout, .deleteWorkout, .sound: nil
+        case .list, .time, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete, .sound: nil
         }
     }
 }
@@ -76,6 +82,8 @@ extension NodeCommand {
         case .history: NodeAction.history.rawValue
         case .saveWorkout: NodeAction.saveWorkout.rawValue
         case .deleteWorkout: NodeAction.deleteWorkout.rawValue
+        case .setAthlete: NodeAction.setAthlete.rawValue
+        case .clearAthlete: NodeAction.clearAthlete.rawValue
         case .sound: NodeAction.sound.rawValue
         }
     }
@@ -85,7 +93,7 @@ extension NodeCommand {
     public var topicTimer: String? {
         switch request {
         case .timer(let id, _, _, _), .delete(let id): id
-        case .create, .list, .time, .history, .saveWorkout, .deleteWorkout, .sound: nil
+        case .create, .list, .time, .history, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete, .sound: nil
         }
     }
 
@@ -135,6 +143,13 @@ extension NodeCommand {
             o["spec"] = spec
         case .deleteWorkout(let id):
             o["workout"] = .string(id)
+        case .setAthlete(let id, let name, let colour, let maxHR):
+            o["athlete"] = .string(id)
+            if let name { o["name"] = .string(name) }
+            if let colour { o["colour"] = .string(colour) }
+            if let maxHR { o["max_hr"] = .int(maxHR) }
+        case .clearAthlete(let id):
+            o["athlete"] = .string(id)
         case .sound(let muted, let volume):
             if let muted { o["muted"] = .bool(muted) }
             if let volume { o["volume"] = .int(volume) }

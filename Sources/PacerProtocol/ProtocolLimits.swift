@@ -23,4 +23,13 @@ public enum ProtocolLimits {
     public static let defaultSnoozeSeconds = TimerOperation.defaultSnoozeSeconds
     /// How many saved workouts a node keeps.
     public static let maxWorkouts = 200
+    /// How many athletes a class holds at once (a reading from one more is ignored and logged).
+    public static let maxAthletes = 100
+    /// How many athlete profiles (name, colour, max HR) a node keeps.
+    public static let maxAthleteProfiles = 500
+    /// A class summary breaks down at most this many segments of a run (later ones count in
+    /// the athlete's totals and chart only).
+    public static let maxClassSegments = 100
+    /// The most points of each athlete's heart-rate series in a class summary.
+    public static let maxClassSeriesPoints = 360
 }

@@ -16,6 +16,7 @@ public enum ReplyErrorCode: String, Sendable, Codable, CaseIterable {
     case storageFailure = "storage_failure"
     case rateLimited = "rate_limited"
     case unknownWorkout = "unknown_workout"
+    case unknownAthlete = "unknown_athlete"
 }
 
 /// A command that cannot be carried out, with a message a person can act on.

@@ -10,6 +10,10 @@ public struct Topics: Sendable, Equatable {
     public var info: String { "\(base)/info" }
     /// Retained JSON: the saved workouts (`{"workouts":[{"id","name","spec"}, …]}`).
     public var workouts: String { "\(base)/workouts" }
+    /// Retained JSON: the class's athletes (present ones and kept profiles), issue 30.
+    public var athletes: String { "\(base)/athletes" }
+    /// Retained JSON: one athlete's heart rate, zone and profile (cleared when it leaves).
+    public func athleteState(_ id: String) -> String { "\(base)/athletes/\(id)/state" }
     /// Retained JSON: the node's speaker (`{"available","muted","volume"}`; the `sound` command).
     public var sound: String { "\(base)/sound" }
     /// QoS 1 JSON, not retained: a cue announced `publish.cue_ahead` before it sounds
@@ -83,6 +87,8 @@ public struct TimerTopics: Sendable, Equatable {
     public var rounds: String { "\(prefix)/rounds" }
     public var hr: String { "\(prefix)/hr" }
     public var event: String { "\(prefix)/event" }
+    /// Retained JSON: the class heart-rate summary of the timer's last recorded run (`class_hr`).
+    public var classSummary: String { "\(prefix)/class" }
     public var command: String { "\(prefix)/cmd" }
 
     /// Every retained topic of the timer (cleared when it is deleted).

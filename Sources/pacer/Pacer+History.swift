@@ -13,14 +13,21 @@ extension Pacer {
         var since: String?
         @Option(help: "At most N events (newest first).")
         var limit: Int = 50
-        @Flag(help: "One JSON event per line instead of a table.")
+        @Flag(help: "One JSON event per line instead of a table (class summaries included).")
         var json = false
+        @Flag(help: "The class heart-rate summaries as CSV: a line per athlete and segment, and per athlete's run (--limit counts runs).")
+        var csv = false
         @OptionGroup var options: NodeOptions
 
         func run() async throws {
             let config = try options.load()
+            if json && csv {
+                FileHandle.standardError.write(Data("pacer history: give --json or --csv, not both\n".utf8))
+                throw ExitCode(64)
+            }
             do {
-                let lines = try HistoryReport.lines(dataDirectory: config.dataDirectory, timer: timer, since: since,
+                let lines = csv ? try HistoryReport.classCSV(dataDirectory: config.dataDirectory, timer: timer, since: since, limit: limit)
+                    : try HistoryReport.lines(dataDirectory: config.dataDirectory, timer: timer, since: since,
                                                     limit: limit, json: json)
                 for line in lines { print(line) }
             } catch {

@@ -176,6 +176,78 @@ struct ControlLiveTests {
         }
     }
 
+    @Test func aClassesAthletesListedSetAndCleared() async throws {
+        let straps = "hr-ctl-" + UUID().uuidString.prefix(8).lowercased()
+        let config = """
+            heart_rate:
+              max_hr: 190
+              athletes:
+                topic: \(straps)/+
+                profiles:
+                  - {id: carl, name: Carl, max_hr: 180}
+
+            """
+        try await withLiveNode(config: config) { node in
+            // The configuration's seed is listed before anyone walks in.
+            let seeded = try await node.pacer(["athlete", "list"])
+            #expect(seeded.status == 0, "\(seeded)")
+            #expect(seeded.output.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+                == [["ATHLETE", "NAME", "COLOUR", "MAX_HR", "PRESENT"], ["carl", "Carl", "-", "180", "no"]], "\(seeded)")
+
+            expectOK(try await node.pacer(["athlete", "set", "alice", "--name", "Alice", "--colour", "#E4572E", "--max-hr", "188"]),
+                     "alice: saved · Alice · #e4572e · max HR 188")
+            expectOK(try await node.pacer(["athlete", "set", "carl", "--max-hr", "176"]), "carl: saved · max HR 176")
+            // A strap's readings (one a poll, as a strap sends about one a second): the athlete is
+            // present, with the profile set for it.
+            let publisher = try MQTTClient(configuration: .v5(port: node.port, clientID: "pacer-ctl-hr-\(UUID().uuidString.prefix(8))",
+                                                             cleanStart: true, sessionExpiryInterval: 0))
+            try await publisher.connect()
+            var list: JSONValue = .null
+            for _ in 0..<30 {
+                try await publisher.publish(to: "\(straps)/alice", payload: Array("151".utf8), qos: .atLeastOnce, retain: false)
+                list = try json(try await node.pacer(["athlete", "list", "--json"]))
+                if list["athletes"]?.array?.first?["present"] == true { break }
+                try await Task.sleep(for: .milliseconds(300))
+            }
+            await publisher.disconnect()
+            #expect(list["athletes"] == [
+                ["id": "alice", "name": "Alice", "colour": "#e4572e", "max_hr": 188, "present": true],
+                ["id": "carl", "name": "carl", "colour": nil, "max_hr": 176, "present": false],
+            ], "\(list)")
+
+            // Cleared: the configuration's profile applies again; a second clear is refused.
+            expectOK(try await node.pacer(["athlete", "clear", "carl"]), "carl: cleared · Carl · max HR 180")
+            let again = try await node.pacer(["athlete", "clear", "carl"])
+            #expect(again.status == 1 && again.output.contains("no profile for athlete 'carl'") && again.output.contains("(unknown_athlete)"), "\(again)")
+            let table = try await node.pacer(["athlete"])  // `list` is the default
+            #expect(table.status == 0 && table.output.contains("carl     Carl   -        180     no"), "\(table)")
+
+            // Bad input: nothing is sent.
+            for (arguments, message) in [
+                (["athlete", "set", "Alice", "--name", "A"], "an athlete id"),
+                (["athlete", "set", "dana"], "give --name, --colour or --max-hr"),
+                (["athlete", "set", "dana", "--colour", "red"], "--colour: a colour is #rrggbb"),
+                (["athlete", "set", "dana", "--max-hr", "300"], "--max-hr must be between 100 and 250"),
+                (["athlete", "clear", "a/b"], "an athlete id"),
+            ] {
+                let result = try await node.pacer(arguments)
+                #expect(result.status == 64, "\(arguments): \(result)")
+                #expect(result.output.contains(message), "\(arguments): \(result)")
+            }
+            let after = try json(try await node.pacer(["athlete", "list", "--json"]))
+            #expect(after["athletes"]?.array?.compactMap { $0["id"]?.string } == ["alice", "carl"], "\(after)")
+        }
+    }
+
+    @Test func aNodeWithoutAClassSaysSo() async throws {
+        try await withLiveNode { node in
+            let list = try await node.pacer(["athlete", "list"])
+            #expect(list.status == 1 && list.output.contains("it has no class; add heart_rate.athletes"), "\(list)")
+            let set = try await node.pacer(["athlete", "set", "alice", "--name", "Alice"])
+            #expect(set.status == 1 && set.output.contains("this node has no class") && set.output.contains("(invalid_argument)"), "\(set)")
+        }
+    }
+
     @Test func theClockOffsetOfANodeOnTheSameClockIsAboutZero() async throws {
         try await withLiveNode { node in
             var configuration = MQTTConfiguration.v5(port: node.port, clientID: ControlClient.makeClientID(node: node.nodeID),
@@ -196,9 +268,9 @@ struct ControlLiveTests {
 @Suite("Help")
 struct HelpTests {
     @Test(arguments: ["start", "pause", "resume", "toggle", "cancel", "reset", "finish", "skip", "back", "adjust", "ack",
-                      "snooze", "delete", "status", "list", "watch"])
+                      "snooze", "delete", "status", "list", "watch", "athlete", "athlete set", "athlete clear"])
     func everyControlCommandHasHelpWithExamples(_ command: String) async throws {
-        let result = try await runPacer([command, "--help"], in: FileManager.default.temporaryDirectory)
+        let result = try await runPacer(command.split(separator: " ").map(String.init) + ["--help"], in: FileManager.default.temporaryDirectory)
         #expect(result.status == 0, "\(result)")
         #expect(result.output.hasPrefix("OVERVIEW: "), "\(command): \(result.output.prefix(200))")
         #expect(result.output.contains("Examples:\n  pacer \(command)"), "\(command)")

@@ -9,7 +9,7 @@ struct PersistedMachineTests {
     /// Specs with every optional member set, so each key is written and read at least once.
     static let fullSpecs: [JSONValue] = [
         ["kind": "interval", "work": "40s", "rest": "20s", "rounds": 3, "prepare": "10s", "sets": 2, "set_rest": "1m",
-         "exercises": ["Squat", "Row \"2\""], "cooldown": "2m", "skip_last_rest": false, "ack": true, "hr_source": "strap-1",
+         "exercises": ["Squat", "Row \"2\""], "cooldown": "2m", "skip_last_rest": false, "ack": true, "hr_source": "strap-1", "class_hr": true,
          "alert_interval": "15s", "auto_dismiss": "2m", "cues": [5, 1]],
         ["preset": "tabata"],
         ["kind": "rest", "duration": "90s", "exercise": "Bench", "next": "Deadlift"],

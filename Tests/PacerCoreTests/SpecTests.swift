@@ -186,7 +186,7 @@ struct SpecTests {
         expectSpecError("exercise must not contain control characters or line breaks (newlines, tabs, U+2028, ...)") {
             _ = try TimerSpec(json: ["kind": "rest", "exercise": "a\nb"])
         }
-        expectSpecError("unknown key 'wrok' in an interval spec; allowed keys: ack, after_ack, alert_interval, auto_dismiss, cooldown, cues, exercises, hr_source, kind, prepare, preset, rest, rounds, set_rest, sets, skip_last_rest, work") {
+        expectSpecError("unknown key 'wrok' in an interval spec; allowed keys: ack, after_ack, alert_interval, auto_dismiss, class_hr, cooldown, cues, exercises, hr_source, kind, prepare, preset, rest, rounds, set_rest, sets, skip_last_rest, work") {
             _ = try TimerSpec(json: ["kind": "interval", "wrok": "20s"])
         }
         expectSpecError("kind must be one of interval, rest, countdown, stopwatch, program, got \"timer\"") {
@@ -223,7 +223,7 @@ struct SpecTests {
         expectSpecError("ack must be true or false, got \"yes\"") {
             _ = try TimerSpec(json: ["kind": "countdown", "duration": 10, "ack": "yes"])
         }
-        expectSpecError("unknown key 'ack' in a stopwatch spec; allowed keys: cues, hr_source, kind, label, preset, target") {
+        expectSpecError("unknown key 'ack' in a stopwatch spec; allowed keys: class_hr, cues, hr_source, kind, label, preset, target") {
             _ = try TimerSpec(json: ["kind": "stopwatch", "ack": true])
         }
         expectSpecError("exercises[1] must not be empty") {
@@ -251,6 +251,9 @@ struct SpecTests {
             ["kind": "countdown", "duration": "01:30:00", "label": "Roast"],
             ["kind": "stopwatch"],
             ["kind": "stopwatch", "target": "20m", "label": "Sit"],
+            ["kind": "stopwatch", "class_hr": true],
+            ["kind": "interval", "work": "20s", "rest": "10s", "rounds": 3, "class_hr": true],
+            ["kind": "interval", "work": "20s", "rest": "10s", "rounds": 3, "class_hr": false],
             ["kind": "program", "segments": [["kind": "work", "duration": "1m", "label": "Row"], ["kind": "session"]]],
             ["preset": "tabata"],
             ["preset": "emom", "rounds": 12],

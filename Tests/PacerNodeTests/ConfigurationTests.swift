@@ -307,4 +307,48 @@ import Testing
             #expect(error.description.contains("cannot read"))
         }
     }
+
+    @Test("heart_rate.athletes: a pattern with one + level, absent_after and profiles; each mistake named with its key")
+    func athletes() throws {
+        let file = try write("""
+            heart_rate:
+              max_hr: 185
+              athletes:
+                topic: gym/+/hr
+                field: bpm
+                absent_after: 2m
+                profiles:
+                  - {id: alice, name: Alice, colour: "#E4572E", max_hr: 188}
+                  - {id: bo}
+
+            """)
+        let c = try NodeConfiguration.load(flags: .init(configFile: file), environment: [:], hostname: "box")
+        let a = try #require(c.heartRate.athletes)
+        #expect(a.topic == "gym/+/hr" && a.prefix == "gym/" && a.suffix == "/hr" && a.field == ["bpm"] && a.absentAfterMs == 120_000)
+        #expect(a.profiles == [AthleteProfile(id: "alice", name: "Alice", colour: "#e4572e", maxHR: 188), AthleteProfile(id: "bo")])
+        #expect(try NodeConfiguration.load(environment: [:], hostname: "box").heartRate.athletes == nil)
+        #expect(try #require(NodeConfiguration.load(flags: .init(configFile: write("heart_rate: {athletes: {topic: hr/+}}\n")), environment: [:],
+                                                     hostname: "box").heartRate.athletes).absentAfterMs == 180_000)
+
+        let cases: [(String, String, String)] = [
+            ("heart_rate: {athletes: {topic: hr/#}}", "heart_rate.athletes.topic", "'#'"),
+            ("heart_rate: {athletes: {topic: hr/alice}}", "heart_rate.athletes.topic", "exactly one '+'"),
+            ("heart_rate: {athletes: {topic: hr/+/+}}", "heart_rate.athletes.topic", "exactly one '+'"),
+            ("heart_rate: {athletes: {topic: hr/a+}}", "heart_rate.athletes.topic", "exactly one '+'"),
+            ("heart_rate: {athletes: {topic: hr//+}}", "heart_rate.athletes.topic", "empty level"),
+            ("heart_rate: {athletes: {field: bpm}}", "heart_rate.athletes.topic", "topic pattern"),
+            ("heart_rate: {athletes: {topic: hr/+, absent_after: 5s}}", "heart_rate.athletes.absent_after", "between"),
+            ("heart_rate: {stale_after: 30s, athletes: {topic: hr/+, absent_after: 20s}}", "heart_rate.athletes.absent_after", "longer than heart_rate.stale_after"),
+            ("heart_rate: {athletes: {topic: hr/+, profiles: [{name: X}]}}", "heart_rate.athletes.profiles[0].id", "needs the athlete's id"),
+            ("heart_rate: {athletes: {topic: hr/+, profiles: [{id: Alice B}]}}", "heart_rate.athletes.profiles[0].id", "timer id rules"),
+            ("heart_rate: {athletes: {topic: hr/+, profiles: [{id: a}, {id: a}]}}", "heart_rate.athletes.profiles[1].id", "already"),
+            ("heart_rate: {athletes: {topic: hr/+, profiles: [{id: a, colour: red}]}}", "heart_rate.athletes.profiles[0].colour", "#rrggbb"),
+            ("heart_rate: {athletes: {topic: hr/+, profiles: [{id: a, max_hr: 300}]}}", "heart_rate.athletes.profiles[0].max_hr", "between 100 and 250"),
+            ("heart_rate: {athletes: {topic: hr/+, colour: red}}", "heart_rate.athletes.colour", "unknown key"),
+        ]
+        for (yaml, key, reason) in cases {
+            let found = try problems(yaml + "\n")
+            #expect(found.contains { $0.key == key && $0.reason.contains(reason) }, "\(yaml): \(found)")
+        }
+    }
 }

@@ -12,7 +12,7 @@ struct NodeCommandEncodingTests {
         let id = ids.randomElement(using: &rng)!
         func name() -> String? { rng.chance(0.3) ? ["Main clock", "Küche ⏱", "Row 2"].randomElement(using: &rng)! : nil }
         let request: NodeCommand.Request
-        switch Int.random(in: 0..<11, using: &rng) {
+        switch Int.random(in: 0..<12, using: &rng) {
         case 0:
             let plain = TimerAction.allCases.compactMap(\.plainOperation)
             request = .timer(id: id, operation: plain.randomElement(using: &rng)!, spec: nil, name: nil)
@@ -41,6 +41,11 @@ struct NodeCommandEncodingTests {
         case 8:
             request = .deleteWorkout(id: id)
         case 9:
+            request = rng.chance(0.3) ? .clearAthlete(id: id) : .setAthlete(
+                id: id, name: rng.chance(0.5) ? ["Alice", "Bo / Row 2", "Zoë"].randomElement(using: &rng)! : nil,
+                colour: rng.chance(0.5) ? ["#e4572e", "#00aaff"].randomElement(using: &rng)! : nil,
+                maxHR: rng.chance(0.5) ? Int.random(in: 100...250, using: &rng) : nil)
+        case 10:
             request = .sound(muted: rng.chance(0.5) ? rng.chance(0.5) : nil, volume: rng.chance(0.5) ? Int.random(in: 0...100, using: &rng) : nil)
         default:
             request = .history(timer: rng.chance(0.5) ? id : nil,

@@ -15,6 +15,7 @@ import * as M from "./media.js";
 import * as Flash from "./flash.js";   // a full-screen flash at each cue
 import * as S from "./speaker.js";     // the node's speaker (<base>/sound, the `sound` command)
 import { statesFromList } from "./desk.js"; // a `list` reply made into states (the snapshot fallback)
+import { classViewHref } from "./classview.js"; // the footer's link to the class view (class.html)
 
 (function () {
 
@@ -48,7 +49,7 @@ import { statesFromList } from "./desk.js"; // a `list` reply made into states (
     body: document.body, digits: $("digits"), phase: $("phase"), name: $("name"), label: $("label"),
     next: $("next"), round: $("round"), set: $("set"), hr: $("hr"), hrValue: $("hr-value"),
     ring: $("ring"), bar: $("bar"), controls: $("controls"), toggle: $("toggle"), ack: $("ack"),
-    grid: $("grid"), banner: $("banner"), conn: $("conn"), sync: $("sync"), sound: $("sound"), home: $("home"),
+    grid: $("grid"), banner: $("banner"), conn: $("conn"), sync: $("sync"), sound: $("sound"), home: $("home"), classLink: $("class-link"),
     account: $("account"), newTimer: $("new-timer"),
     flash: $("flash"), flashToggle: $("flash-toggle"),
     speakerBox: $("node-speaker"), speaker: $("speaker"), speakerVolume: $("speaker-volume"),
@@ -138,10 +139,18 @@ import { statesFromList } from "./desk.js"; // a `list` reply made into states (
   function setBase(base) {
     app.base = base;
     app.syncVia = null;
-    const subs = [base + "/status", base + "/info", base + "/workouts", base + "/sound", base + "/timers/+/state", base + "/timers/+/event", base + "/reply", replyTopic()];
+    const subs = [base + "/status", base + "/info", base + "/workouts", base + "/sound", base + "/athletes", base + "/timers/+/state", base + "/timers/+/event", base + "/reply", replyTopic()];
     app.client && app.client.subscribe(subs, 1);
     if (app.client && app.client.connected) resync();
     el.home.href = "?" + linkParams({ timer: null });
+    renderClassLink();
+  }
+
+  /** The footer's Class link: shown while the node publishes its athletes (a class), to this view's timer. */
+  function renderClassLink() {
+    const href = classViewHref("?" + linkParams({ timer: cfg.timer }), app.athletes, app.info && app.info.node);
+    el.classLink.hidden = href == null;
+    if (href) el.classLink.href = href;
   }
 
   function linkParams(over) {
@@ -160,6 +169,7 @@ import { statesFromList } from "./desk.js"; // a `list` reply made into states (
   function applyView() {
     el.body.dataset.view = cfg.timer ? "single" : "grid";
     fitKey = ""; gridKey = "";
+    renderClassLink();
     resched();
     render();
   }
@@ -175,12 +185,13 @@ import { statesFromList } from "./desk.js"; // a `list` reply made into states (
     const rel = msg.topic.startsWith(app.base + "/") ? msg.topic.slice(app.base.length + 1) : null;
     if (rel == null) return;
     if (rel === "status") { app.nodeOnline = msg.payload === "online"; if (app.nodeOnline && app.brokerUp) resync(); render(); return; }
-    if (rel === "info") { if (msg.payload) { try { app.info = JSON.parse(msg.payload); } catch (e) { /* ignore */ } } renderChoices(); render(); return; }
+    if (rel === "info") { if (msg.payload) { try { app.info = JSON.parse(msg.payload); } catch (e) { /* ignore */ } } renderChoices(); renderClassLink(); render(); return; }
     if (rel === "workouts") {
       try { app.workouts = msg.payload ? JSON.parse(msg.payload).workouts || [] : []; } catch (e) { /* ignore */ }
       renderChoices(); return;
     }
     if (rel === "sound") { app.speaker = S.parseSound(msg.payload); renderSpeaker(); return; }
+    if (rel === "athletes") { app.athletes = msg.payload || null; renderClassLink(); return; }
     if (rel === "reply" || rel.startsWith("reply/")) { onReply(msg, arrival); return; }
     const t = /^timers\/([^/]+)\/(state|event)$/.exec(rel);
     if (!t) return;

@@ -10,13 +10,15 @@
 //
 // A browser runs a service worker only when it comes with a JavaScript Content-Type over
 // HTTPS (or http://localhost): lighttpd serves it so (deploy/lighttpd/, docs/dashboard.md).
-// FILES is everything index.html loads, the modules app.js imports included (a module
-// missing from the cache would stop an offline start); Tests/extra/browser checks it.
+// FILES is everything index.html and class.html (the class view) load, the modules app.js and
+// class.js import included (a module missing from the cache would stop an offline start);
+// Tests/extra/browser checks both pages.
 "use strict";
 
 const CACHE = "pacer-dashboard";
 const FILES = [
   "./", "index.html", "style.css", "mqtt.js", "sound.js", "clock.js", "forms.js", "media.js", "flash.js", "speaker.js", "desk.js", "app.js",
+  "class.html", "class.css", "classview.js", "class.js",
   "manifest.webmanifest", "icon-192.png", "icon-512.png", "icon-maskable-512.png",
 ];
 const NETWORK_WAIT_MS = 3000;
@@ -41,8 +43,9 @@ self.addEventListener("fetch", (event) => {
 
 async function networkFirst(req) {
   const cache = await caches.open(CACHE);
-  // The page with any query (?node=gym&timer=main) is the one index.html.
-  const key = req.mode === "navigate" ? new Request(new URL("./", self.registration.scope).href) : req;
+  // A page with any query (?node=gym&timer=main) is the one page: index.html (the scope's
+  // own address) or class.html.
+  const key = req.mode === "navigate" ? new Request(pageAddress(req.url)) : req;
   try {
     const res = await withTimeout(fetch(req), NETWORK_WAIT_MS);
     if (res.ok) await cache.put(key, res.clone());
@@ -52,6 +55,12 @@ async function networkFirst(req) {
     if (hit) return hit;
     throw e;
   }
+}
+
+/** A navigation's page without its query: class.html, else the wall page (the scope, "./"). */
+function pageAddress(url) {
+  const u = new URL(url);
+  return u.pathname.endsWith("/class.html") ? new URL("class.html", self.registration.scope).href : new URL("./", self.registration.scope).href;
 }
 
 function withTimeout(promise, ms) {

@@ -256,7 +256,7 @@ extension NodeConfiguration {
     }
 
     private mutating func readHeartRate(_ node: ConfigTree?, _ r: inout ConfigReader) {
-        let hr = r.mapping(node, key: "heart_rate", known: ["sources", "stale_after", "max_hr"])
+        let hr = r.mapping(node, key: "heart_rate", known: ["sources", "stale_after", "max_hr", "athletes"])
         if let v = r.duration(hr["stale_after"], key: "heart_rate.stale_after", range: 1_000...600_000) { heartRate.staleAfterMs = v }
         if let v = r.int(hr["max_hr"], key: "heart_rate.max_hr", range: 100...250) { heartRate.maxHR = v }
         for (i, item) in r.sequence(hr["sources"], key: "heart_rate.sources").enumerated() {
@@ -278,6 +278,7 @@ extension NodeConfiguration {
             let field = r.string(s["field"], key: "\(key).field").map { $0.split(separator: ".").map(String.init) }
             heartRate.sources.append(.init(name: name, topic: topic, field: field))
         }
+        readAthletes(hr["athletes"], &r)
     }
 
     /// Applies flags or environment values; returns problems found in them.

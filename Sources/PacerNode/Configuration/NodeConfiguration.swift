@@ -62,6 +62,8 @@ public struct HeartRateSettings: Sendable, Equatable {
     public var staleAfterMs: Millis = 10_000
     /// Maximum heart rate for the five zones (% of max); nil: no zones.
     public var maxHR: Int?
+    /// The class's athletes by topic pattern (NodeConfiguration+Athletes.swift); nil: none.
+    public var athletes: AthleteSettings?
 }
 
 /// A timer declared in the configuration file, created at start if it does not exist.

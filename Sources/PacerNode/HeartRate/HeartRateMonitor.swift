@@ -82,19 +82,8 @@ struct HeartRateMonitor {
         readings[source].map { $0.atMs + settings.staleAfterMs }
     }
 
-    /// Zone 1…5 by % of max HR (50–60, 60–70, 70–80, 80–90, ≥ 90); nil below 50 % or without a max.
-    func zone(for bpm: Int) -> Int? {
-        guard let max = settings.maxHR, max > 0 else { return nil }
-        let percent = Double(bpm) * 100 / Double(max)
-        switch percent {
-        case ..<50: return nil
-        case ..<60: return 1
-        case ..<70: return 2
-        case ..<80: return 3
-        case ..<90: return 4
-        default: return 5
-        }
-    }
+    /// Zone 1…5 by % of max HR (HeartRateZones); nil below 50 % or without a max.
+    func zone(for bpm: Int) -> Int? { HeartRateZones.zone(bpm: bpm, maxHR: settings.maxHR) }
 
     /// The largest heart-rate payload read; a larger one is unreadable, not parsed.
     static let maxPayloadBytes = 4096

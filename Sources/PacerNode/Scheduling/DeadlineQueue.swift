@@ -6,6 +6,8 @@ import PacerCore
 enum DeadlineOwner: Hashable, Sendable {
     case timer(String)
     case heartRate(String)
+    /// A class's athlete going stale or leaving (EngineMachine+Athletes.swift).
+    case athlete(String)
     case outbox
     /// Acknowledged events to mark published (see `EventOutbox.markDelayMs`).
     case marks

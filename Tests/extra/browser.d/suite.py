@@ -272,6 +272,7 @@ heart_rate:
   sources:
     - name: alice
       topic: hr/alice
+  athletes: {topic: "class/+", field: bpm, absent_after: 10s}
 """
 
 # Runs before the page's scripts in every window: optional clock skew (Date and
@@ -1204,6 +1205,111 @@ def test_saved_workouts(env, pages, phone):
     pages.close(other)
 
 
+class Straps:
+    """Heart-rate straps as a bridge publishes them: JSON on class/<athlete>, QoS 0, over one
+    MQTT 3.1.1 connection written by hand (no MQTT library in the suite's venv)."""
+
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        cid = b"pacer-straps"
+        body = b"\x00\x04MQTT\x04\x02\x00\x3c" + len(cid).to_bytes(2, "big") + cid
+        self.sock.sendall(b"\x10" + self.length(len(body)) + body)
+        check(self.sock.recv(4)[:1] == b"\x20", "straps: CONNACK")
+
+    @staticmethod
+    def length(n):
+        out = b""
+        while True:
+            byte, n = n % 128, n // 128
+            out += bytes([byte | (0x80 if n else 0)])
+            if not n:
+                return out
+
+    def send(self, athlete, bpm):
+        topic, payload = ("class/" + athlete).encode(), json.dumps({"bpm": bpm, "contact": True}).encode()
+        body = len(topic).to_bytes(2, "big") + topic + payload
+        self.sock.sendall(b"\x30" + self.length(len(body)) + body)
+
+    def close(self):
+        self.sock.sendall(b"\xe0\x00")
+        self.sock.close()
+
+
+CLASS = [("ana", "Ana", "#e4572e", 180), ("ben", "Ben", "#17bebb", 195), ("cleo", "Cleo", "#ffc914", 185),
+         ("dev", "Dev", None, None), ("eli", "Eli", "#76b041", 200), ("fay", "Fay", None, None), ("gus", "Gus", "#9b5de5", 190),
+         ("hana", "Hana", None, 175), ("ivo", "Ivo", "#f15bb5", None), ("jo", "Jo", None, None), ("kai", "Kai", "#00bbf9", 188),
+         ("lena", "Lena", None, None)]
+
+
+def test_class_view(env, pages):
+    """The class view (class.html, issue 30): a tile per athlete beside the clock, zones by colour
+    and text, a quiet strap's tile blank after stale_after, and after the run the summary: a
+    line per athlete over the phases' bands and the per-segment table."""
+    for athlete, name, colour, max_hr in CLASS:
+        body = {"action": "set_athlete", "athlete": athlete, "name": name, "id": "set-" + athlete}
+        if colour:
+            body["colour"] = colour
+        if max_hr:
+            body["max_hr"] = max_hr
+        check(env.request(body).get("ok"), "set_athlete %s" % athlete)
+    straps = Straps(env.mqtt_port)
+    bpm = lambda i, k: 95 + (i * 13 + k * 9) % 95
+    try:
+        for i, (athlete, *_rest) in enumerate(CLASS):
+            straps.send(athlete, bpm(i, 0))
+        # The wall page links to the class view (the node publishes its athletes), with its timer.
+        pages.open("?node=%s&timer=cls" % NODE, size=PHONE)
+        wait(lambda: pages.js("const a = document.getElementById('class-link'); return !a.hidden && a.offsetWidth > 0"), 8, "the wall page's Class link")
+        link = pages.js("const a = document.getElementById('class-link'), r = a.getBoundingClientRect(); return [a.getAttribute('href'), r.left >= 0 && r.right <= innerWidth && r.bottom <= innerHeight]")
+        check(link == ["class.html?node=%s&timer=cls" % NODE, True], "the wall page's footer links to the class view, on screen at phone size: %s" % link)
+        pages.shot("wall-class-link-phone")
+        pages.size(1920, 1080)
+        pages.d.find_element(By.ID, "class-link").click()
+        wait(lambda: pages.js("return !!window.pacerClass && location.pathname.endsWith('/class.html')"), 8, "the class view from the link")
+        env.request({"action": "start", "timer": "cls", "id": "start-cls",
+                     "spec": {"kind": "interval", "work": "4s", "rest": "3s", "rounds": 2, "class_hr": True}})
+        tiles = "return [...document.querySelectorAll('.tile')].map(t => [t.dataset.athlete, t.dataset.stale, t.dataset.zone, t.innerText])"
+        wait(lambda: len(pages.js(tiles)) == len(CLASS) and pages.js("return document.body.dataset.phase") == "work", 8, "12 tiles and the clock")
+        k0 = time.time()
+        for k in range(1, 12):
+            time.sleep(max(0, k0 + k * 1.0 - 0.7 - time.time()))
+            for i, (athlete, *_rest) in enumerate(CLASS):
+                if athlete == "lena" and k > 2:
+                    continue  # her strap goes quiet
+                straps.send(athlete, bpm(i, k))
+            if k == 3:
+                time.sleep(0.3)
+                shown = {t[0]: t for t in pages.js(tiles)}
+                for i, (athlete, name, colour, max_hr) in enumerate(CLASS):
+                    value = bpm(i, 2 if athlete == "lena" else 3)  # her last reading came at k = 2
+                    want = None if (max_hr or 190) * 0.5 > value else min(5, 1 + int((value * 100 / (max_hr or 190) - 50) // 10))
+                    _, stale, zone, text = shown[athlete]
+                    check(stale == "false" and str(value) in text and name in text, "class tile %s shows %d bpm: %r" % (athlete, value, text))
+                    check(zone == str(want or 0) and (want is None or ("Z%d · " % want) in text), "class tile %s: zone %s by colour and text (%r)" % (athlete, want, text))
+                colour = pages.js("const t = document.querySelector('.tile[data-zone=\"5\"], .tile[data-zone=\"4\"]'); return t ? getComputedStyle(t).backgroundColor : ''")
+                check(colour in ("rgb(239, 68, 68)", "rgb(250, 204, 21)"), "a zone 4/5 tile is coloured by its zone (%s)" % colour)
+                pages.shot("class-wall-1920x1080")
+            if k == 7:
+                lena = {t[0]: t for t in pages.js(tiles)}["lena"]
+                check(lena[1] == "true" and "no signal" in lena[3] and "bpm" not in lena[3], "a quiet strap's tile is blank after 3 s: %r" % lena[3])
+                pages.shot("class-phone", (390, 844))
+                pages.size(1920, 1080)
+    finally:
+        straps.close()
+    wait(lambda: pages.js("return !document.getElementById('summary').hidden"), 8, "the class summary after the run")
+    time.sleep(0.3)
+    lines = pages.js("return document.querySelectorAll('#chart polyline').length")
+    bands = pages.js("return [...document.querySelectorAll('#chart rect')].map(r => r.getAttribute('class'))")
+    rows = pages.js("return document.querySelectorAll('#table tbody tr').length")
+    summary = json.loads(env.retained(BASE + "/timers/cls/class"))
+    check(len(summary["athletes"]) == len(CLASS) and lines >= len(CLASS), "summary chart: %d lines for %d athletes" % (lines, len(summary["athletes"])))
+    check(bands == ["band-" + s["phase"] for s in summary["segments"]], "summary chart: a band per phase %s" % bands)
+    check(rows == sum(len(a["segments"]) + 1 for a in summary["athletes"]), "summary table: %d rows" % rows)
+    pages.js("document.getElementById('summary').scrollIntoView()")
+    pages.shot("class-summary-1920x1080")
+    env.request({"action": "delete", "timer": "cls", "id": "delete-cls"})
+
+
 def test_sign_in(env, pages):
     """The sign-in form keeps the coach's account in the browser, never in the URL."""
     url = "?node=%s&timer=kitchen&broker=ws://127.0.0.1:%d" % (NODE, env.auth_port)
@@ -1303,6 +1409,19 @@ def test_installable(env, pages):
           "the worker cached every file the page loaded (%d loaded, %d cached; missing: %s)" % (len(set(loaded)), len(cached), missing or "none"))
     errors = pages.d.execute_cdp_cmd("Page.getInstallabilityErrors", {}).get("installabilityErrors", [])
     check(not errors, "Chromium finds the page installable over HTTPS: %s" % (errors or "no errors"))
+    # The class view (class.html), linked from the wall page: every file it loads is cached too.
+    class_page = "https://%s:%d/class.html?node=%s&timer=clock" % (host, env.https_port, NODE)
+    pages.d.get(class_page)
+    wait(lambda: pages.js("return !!window.pacerClass && window.pacerClass.up"), 10, "the class view over https")
+    wait(lambda: pages.js("return window.pacerClass.sw.state") == "registered", 10, "the class view's worker registered")
+    loaded = pages.js("""return [location.pathname].concat(performance.getEntriesByType('resource').map(e => new URL(e.name))
+                           .filter(u => u.origin === location.origin && u.pathname !== '/mqtt' && !u.pathname.endsWith('sw.js')).map(u => u.pathname))""")
+    cached = pages.js("return caches.open('pacer-dashboard').then(c => c.keys()).then(k => k.map(r => new URL(r.url).pathname))")
+    missing = sorted(set(loaded) - set(cached))
+    check(not missing and {"/class.html", "/class.js", "/classview.js", "/class.css", "/mqtt.js", "/clock.js"} <= set(loaded),
+          "the worker cached every file the class view loaded (%d loaded; missing: %s)" % (len(set(loaded)), missing or "none"))
+    pages.d.get(page)
+    wait(lambda: pages.js("return !!window.pacerDashboard && window.pacerDashboard.app.brokerUp"), 10, "the wall page again")
 
     # Offline start: the web server down (so the broker's /mqtt too), the page opens from the cache.
     env.stop_web()
@@ -1311,6 +1430,14 @@ def test_installable(env, pages):
     got = pages.js("return [!!navigator.serviceWorker.controller, !!window.pacerDashboard, document.getElementById('digits').textContent]")
     check(got[0] and got[1], "lighttpd stopped: the page starts from the worker's cache, its modules run, it waits for the broker (%s)" % got)
     pages.shot("offline-start-phone")
+    # The class view from the cache: its own page (not the wall page), waiting for the broker.
+    pages.d.get(class_page)
+    wait(lambda: pages.js("return !!window.pacerClass"), 10, "the class view from the cache")
+    got = pages.js("return [document.title, !!navigator.serviceWorker.controller, window.pacerClass.up, !!document.getElementById('tiles')]")
+    check(got == ["Class · Pacer", True, False, True], "lighttpd stopped: the class view starts from the cache, offline (%s)" % got)
+    pages.shot("offline-class-phone")
+    pages.d.get(page)
+    wait(lambda: pages.js("return !!window.pacerDashboard"), 10, "the wall page from the cache again")
     env.start_web()
     t0 = time.time()
     wait(lambda: pages.js("return window.pacerDashboard.app.brokerUp") and pages.phase() == "countdown", 20, "live again with lighttpd back")
@@ -1447,6 +1574,7 @@ def main():
                          ("each card's controls", lambda: test_card_controls(env, pages)),
                          ("Cancel, Finish, Delete", lambda: test_cancel_finish_delete(env, pages, phone)),
                          ("saved workouts", lambda: test_saved_workouts(env, pages, phone)),
+                         ("the class view", lambda: test_class_view(env, pages)),
                          ("sign in", lambda: test_sign_in(env, pages)),
                          ("the node's speaker, the flash, a rest back to ready", lambda: test_speaker_flash_and_rest(env, pages)),
                          ("installable", lambda: test_installable(env, pages))):

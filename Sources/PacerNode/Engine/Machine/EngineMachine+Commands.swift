@@ -102,7 +102,7 @@ extension EngineMachine {
     static func isRecordable(_ request: NodeCommand.Request) -> Bool {
         switch request {
         case .list, .time, .history: false
-        case .timer, .create, .delete, .saveWorkout, .deleteWorkout, .sound: true
+        case .timer, .create, .delete, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete, .sound: true
         }
     }
 
@@ -147,6 +147,10 @@ extension EngineMachine {
             return saveWorkout(id, name: name, specJSON: spec, into: &output)
         case .deleteWorkout(let id):
             return deleteWorkout(id, into: &output)
+        case .setAthlete(let id, let name, let colour, let maxHR):  // EngineMachine+Athletes.swift
+            return setAthlete(AthleteProfile(id: id, name: name, colour: colour, maxHR: maxHR), into: &output)
+        case .clearAthlete(let id):
+            return clearAthlete(id, into: &output)
         case .sound(let muted, let volume):
             return setSpeaker(muted: muted, volume: volume, into: &output)
         case .history:

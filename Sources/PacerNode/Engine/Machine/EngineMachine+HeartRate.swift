@@ -7,6 +7,7 @@ extension EngineMachine {
     mutating func heartRateMessage(_ message: MQTTMessage, now: Millis, into output: inout EngineOutput) {
         switch heartRate.receive(topic: message.topic, payload: message.payload, now: now) {
         case .notASource:
+            if athleteMessage(message, now: now) { return }  // a class's athlete (EngineMachine+Athletes.swift)
             logger.debug("message on an unexpected topic", metadata: ["topic": "\(printable(message.topic, limit: 200))"])
         case .unreadable(let source, let reason):
             logOnce(source, "a heart-rate reading could not be read; it is ignored", reason)

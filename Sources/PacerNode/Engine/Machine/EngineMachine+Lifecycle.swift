@@ -9,6 +9,8 @@ struct RestoredState {
     var timers: [(record: TimerRecord, machine: Result<TimerMachine, any Error>)] = []
     /// The saved workouts' document (`meta`), if any.
     var workoutsDocument: String?
+    /// The athletes' profiles document (`meta`), if any.
+    var athletesDocument: String?
     /// The speaker's document (`meta`), if any.
     var speakerDocument: String?
     /// Request ids answered within the dedup window.
@@ -53,6 +55,8 @@ extension EngineMachine {
             }
         }
         rescheduleAll(now: now)
+        restoreAthletes(saved.athletesDocument)  // EngineMachine+Athletes.swift
+        resumeClassRuns(now: now)
         return output
     }
 

@@ -78,6 +78,7 @@ extension EngineMachine {
     mutating func clearRetainedTopics(of id: String) {
         let t = topics.timer(id)
         publish(to: t.state, [], retain: true)
+        publish(to: t.classSummary, [], retain: true)  // a class summary (EngineMachine+Athletes.swift), if any
         for topic in t.plain {
             if usesPlainLane {
                 emit(.publishPlain(topic: topic, payload: [], qos: .atLeastOnce))

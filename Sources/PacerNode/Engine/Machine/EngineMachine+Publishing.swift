@@ -40,6 +40,7 @@ extension EngineMachine {
             let rollbacks = output.rollbacks
             let rolledBack = Set(rollbacks.flatMap(\.timers.keys))
             if let before = output.workoutsBefore { workouts = before }
+            if let before = output.athletesBefore { athletes = before }
             if let before = output.speakerBefore { speaker = before }
             if !rollbacks.isEmpty {
                 for rollback in rollbacks.reversed() {
@@ -86,6 +87,7 @@ extension EngineMachine {
             for id in output.changedTimers where !outbox.isHolding(id) { publishTimer(id, now: now, force: false) }
             if output.infoChanged { publishInfoThrottled(now: now) }
             if output.workoutsChanged { publishWorkouts() }
+            if !output.athletesChanged.isEmpty { publishAthleteProfiles(output.athletesChanged, now: now) }
             if output.speakerChanged { publishSpeaker() }
         }
         if output.speakerChanged { emit(.speaker(muted: speaker.muted, volume: speaker.volume)) }
@@ -98,6 +100,7 @@ extension EngineMachine {
             if let correlation = reply.correlationData { properties.correlationData = correlation }
             emit(.publish(topic: reply.topic, payload: reply.payload, retain: false, properties: properties))
         }
+        publishClassSummaries()  // EngineMachine+Athletes.swift
         if output.settleOutbox { settleOutbox(now: now) }
         if hasStore && !batch.isEmpty { pruneIfDue(now: now) }
     }
@@ -116,6 +119,10 @@ extension EngineMachine {
                         dueMs: event.dueMs, atMs: event.atMs, payload: JSONCoding.encode(event.json), published: false)
         }
         batch.deleteTimers = output.deletedTimers
+        classRunEvents(output, into: &batch)  // a class_hr run's summary, once, at its end
+        if !output.athletesChanged.isEmpty, let athletes {
+            batch.meta[AthleteRoster.metaKey] = String(decoding: athletes.document, as: UTF8.self)
+        }
         if output.workoutsChanged {
             batch.meta[SavedWorkouts.metaKey] = String(decoding: workouts.document, as: UTF8.self)
         }
@@ -137,6 +144,7 @@ extension EngineMachine {
         publish(to: topics.status, Array("online".utf8), retain: true)
         publishInfo(now: now)
         publishWorkouts()
+        republishAthletes(now: now)
         publishSpeaker()
         for event in outbox.takeUnwritten() { publishEvent(event) }
         // Timers with events in the outbox wait for the outbox check (see EventOutbox).

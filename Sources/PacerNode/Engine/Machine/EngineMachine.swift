@@ -60,6 +60,12 @@ struct EngineMachine {
     var plainHold = PlainRepublishHold()
     /// What the retained `info` says (NodeInfo.swift).
     var info: NodeInfo
+    /// A class's athletes (AthleteRoster.swift; nil without `heart_rate.athletes`).
+    var athletes: AthleteRoster?
+    /// The runs of `class_hr` timers being recorded, by timer (ClassRecorder.swift).
+    var classRuns: [String: ClassRecorder] = [:]
+    /// Class summaries written by the current input, published after its write.
+    var pendingSummaries: [(timer: String, payload: [UInt8])] = []
     /// The saved workouts (SavedWorkouts.swift).
     var workouts = SavedWorkouts(json: nil)
     /// The node's speaker as commanded (Speaker.swift).
@@ -99,6 +105,9 @@ struct EngineMachine {
         self.ledger = RequestLedger(windowMs: configuration.limits.dedupWindowMs)
         self.heartRate = HeartRateMonitor(settings: configuration.heartRate)
         self.rateLimiter = configuration.limits.commandRate.map(CommandRateLimiter.init)
+        self.athletes = configuration.heartRate.athletes.map {
+            AthleteRoster(settings: $0, staleAfterMs: configuration.heartRate.staleAfterMs, defaultMaxHR: configuration.heartRate.maxHR)
+        }
         self.info = NodeInfo(
             version: version, nodeID: configuration.nodeID, baseTopic: configuration.baseTopic, startedAtMs: startedAtMs,
             clockSynchronized: nil, presets: Set(Presets.builtInNames).union(configuration.presets.keys).sorted(),
@@ -150,6 +159,7 @@ struct EngineMachine {
                 switch owner {
                 case .timer(let id): advanceTimer(id, now: now, into: &output)
                 case .heartRate(let source): heartRateWentStale(source, now: now, into: &output)
+                case .athlete(let id): athleteDeadline(id, now: now)
                 case .outbox: output.settleOutbox = true
                 case .marks: output.flushMarks = true
                 case .info: output.infoChanged = true
@@ -215,6 +225,8 @@ struct EngineMachine {
         ledger.shiftTimes(by: delta)  // a retried request id stays a duplicate
         upkeep.shiftTimes(by: delta)  // ... also after a restart
         heartRate.shiftTimes(by: delta)  // a reading stays fresh as long as before
+        athletes?.shiftTimes(by: delta)  // ... an athlete's too
+        for id in classRuns.keys { classRuns[id]!.shiftTimes(by: delta) }
         deadlines.shift(by: delta)  // heart-rate staleness, the outbox check's window
         info.publishedAtMs = info.publishedAtMs.map { $0.saturatingAdd(delta) }  // its throttle
         rescheduleAll(now: now)

@@ -55,6 +55,10 @@ struct EngineOutput {
     /// The saved workouts before the first command of this output that changed them (its
     /// rollback when the write fails).
     var workoutsBefore: SavedWorkouts?
+    /// Athletes whose profiles changed (`set_athlete`, `clear_athlete`): written (in `meta`), then published.
+    var athletesChanged: Set<String> = []
+    /// The athletes before the first command of this output that changed their profiles (rollback).
+    var athletesBefore: AthleteRoster?
     /// The speaker changed (`sound`): written (in `meta`), published, handed to the player.
     var speakerChanged = false
     /// The speaker before the first command of this output that changed it (its rollback).
@@ -104,6 +108,8 @@ struct EngineOutput {
         infoChanged = infoChanged || other.infoChanged
         workoutsChanged = workoutsChanged || other.workoutsChanged
         workoutsBefore = workoutsBefore ?? other.workoutsBefore
+        athletesChanged.formUnion(other.athletesChanged)
+        athletesBefore = athletesBefore ?? other.athletesBefore
         speakerChanged = speakerChanged || other.speakerChanged
         speakerBefore = speakerBefore ?? other.speakerBefore
         republishAll = republishAll || other.republishAll
@@ -161,6 +167,7 @@ struct EngineOutput {
         deletedTimers.removeAll { timers.contains($0) }
         requests = []
         workoutsChanged = false
+        athletesChanged = []
         speakerChanged = false
         replies = replies.map { reply in
             var reply = reply

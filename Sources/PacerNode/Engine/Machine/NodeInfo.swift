@@ -27,6 +27,7 @@ struct NodeInfo {
     static let capabilities = [
         "interval", "rest", "countdown", "stopwatch", "program", "presets", "heart_rate",
         "time_sync", "dedup", "if_revision", "start_at", "history", "mqtt5_response_topic", "time_topic", "workouts",
+        "athletes", "class_hr",
     ]
 
     /// The `info` JSON with `timers` (id and name, sorted by id).

@@ -30,6 +30,7 @@ extension NodeEngine {
                 step("decode_ms", since: mark)
                 saved.timers = Array(zip(records, machines))
                 saved.workoutsDocument = try store.meta(SavedWorkouts.metaKey)
+                saved.athletesDocument = try store.meta(AthleteRoster.metaKey)
                 saved.speakerDocument = try store.meta(Speaker.metaKey)
                 saved.requests = try store.loadRequests(sinceMs: now - machine.configuration.limits.dedupWindowMs)
             } catch {

@@ -1,0 +1,190 @@
+import PacerCore
+import PacerProtocol
+
+/// The class's athletes (issue 30): who is present, their latest reading, and their profiles.
+///
+/// Every topic matching `heart_rate.athletes.topic` (one `+` level) is an athlete named by that
+/// level. It joins with its first usable reading and leaves after `absent_after` without one;
+/// its reading is blank (never 0, never the last value) after `heart_rate.stale_after`. A pure
+/// value: the machine hands it each message with its instant and asks it for deadlines.
+struct AthleteRoster: Equatable {
+    struct Reading: Equatable {
+        var bpm: Int
+        var atMs: Millis
+    }
+
+    /// What a message did.
+    enum Outcome: Equatable {
+        /// A usable reading; `joined`: the athlete was not present before.
+        case accepted(id: String, bpm: Int, joined: Bool)
+        case outOfRange(id: String, bpm: Double)
+        case unreadable(id: String, reason: String)
+        /// The `+` level is not a usable id (logged once per level).
+        case invalidID(level: String, reason: String)
+        /// The class is full (`ProtocolLimits.maxAthletes`).
+        case full(id: String)
+        case notAnAthlete
+    }
+
+    /// What an athlete's deadline found.
+    enum Check: Equatable {
+        case wentStale
+        case left
+        case stillFresh
+    }
+
+    let settings: AthleteSettings
+    let staleAfterMs: Millis
+    /// The node-wide max HR (`heart_rate.max_hr`): for an athlete without one of their own.
+    let defaultMaxHR: Int?
+    /// Present athletes' latest readings.
+    private(set) var present: [String: Reading] = [:]
+    /// Profiles set by command (kept in the store); the configuration's are underneath.
+    private(set) var stored: [String: AthleteProfile] = [:]
+    private let configured: [String: AthleteProfile]
+    /// Athletes (or topic levels) whose unusable readings were logged already.
+    private var loggedProblems: Set<String> = []
+
+    /// The `meta` key of the stored profiles' document.
+    static let metaKey = "athletes"
+
+    init(settings: AthleteSettings, staleAfterMs: Millis, defaultMaxHR: Int?) {
+        self.settings = settings
+        self.staleAfterMs = staleAfterMs
+        self.defaultMaxHR = defaultMaxHR
+        self.configured = Dictionary(settings.profiles.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Whether this is the first problem logged for `key` (the caller logs only that one).
+    mutating func isFirstProblem(of key: String) -> Bool { loggedProblems.insert(key).inserted }
+
+    /// The athlete's level of a topic matching the pattern, or nil.
+    func level(ofTopic topic: String) -> Substring? {
+        let prefix = settings.prefix, suffix = settings.suffix
+        guard topic.utf8.count > prefix.utf8.count + suffix.utf8.count, topic.hasPrefix(prefix), topic.hasSuffix(suffix) else { return nil }
+        let level = topic.dropFirst(prefix.count).dropLast(suffix.count)
+        return level.contains("/") ? nil : level
+    }
+
+    /// Takes a message from a topic.
+    mutating func receive(topic: String, payload: [UInt8], now: Millis) -> Outcome {
+        guard let level = level(ofTopic: topic) else { return .notAnAthlete }
+        let id = String(level)
+        do { try TimerMachine.validateID(id) } catch { return .invalidID(level: printable(level, limit: 70), reason: error.message) }
+        let value: Double
+        switch HeartRateMonitor.parse(payload, field: settings.field) {
+        case .success(let v): value = v
+        case .failure(let error): return .unreadable(id: id, reason: error.description)
+        }
+        let rounded = value.rounded()
+        guard value.isFinite, rounded >= Double(HeartRateMonitor.validRange.lowerBound), rounded <= Double(HeartRateMonitor.validRange.upperBound) else {
+            return .outOfRange(id: id, bpm: value)
+        }
+        let joined = present[id] == nil
+        if joined && present.count >= ProtocolLimits.maxAthletes { return .full(id: id) }
+        present[id] = Reading(bpm: Int(rounded), atMs: now)
+        return .accepted(id: id, bpm: Int(rounded), joined: joined)
+    }
+
+    /// The athlete's fresh reading at `now`, or nil when stale or absent.
+    func current(_ id: String, now: Millis) -> Reading? {
+        guard let reading = present[id], now - reading.atMs < staleAfterMs else { return nil }
+        return reading
+    }
+
+    /// The athlete's next deadline: when its reading goes stale, or (already stale) when it leaves.
+    func deadline(of id: String, now: Millis) -> Millis? {
+        guard let reading = present[id] else { return nil }
+        let stale = reading.atMs.saturatingAdd(staleAfterMs)
+        return now < stale ? stale : reading.atMs.saturatingAdd(settings.absentAfterMs)
+    }
+
+    /// What the athlete's deadline found at `now` (a leaver is removed).
+    mutating func check(_ id: String, now: Millis) -> Check {
+        guard let reading = present[id] else { return .left }
+        if now - reading.atMs >= settings.absentAfterMs {
+            present[id] = nil
+            return .left
+        }
+        return now - reading.atMs >= staleAfterMs ? .wentStale : .stillFresh
+    }
+
+    /// Moves every reading's instant by `delta` (a wall-clock step).
+    mutating func shiftTimes(by delta: Millis) {
+        for id in present.keys { present[id]!.atMs = present[id]!.atMs.saturatingAdd(delta) }
+    }
+
+    // MARK: - Profiles
+
+    /// The profile in force: the stored one, else the configuration's, else a bare one.
+    func profile(_ id: String) -> AthleteProfile {
+        stored[id] ?? configured[id] ?? AthleteProfile(id: id)
+    }
+
+    func maxHR(_ id: String) -> Int? { profile(id).maxHR ?? defaultMaxHR }
+
+    var storedCount: Int { stored.count }
+    func hasStored(_ id: String) -> Bool { stored[id] != nil }
+
+    mutating func set(_ profile: AthleteProfile) { stored[profile.id] = profile }
+
+    /// Forgets a stored profile; false when there is none.
+    mutating func clear(_ id: String) -> Bool { stored.removeValue(forKey: id) != nil }
+
+    /// The stored profiles as one document (the `meta` row): `{"athletes":[{"id","name","colour","max_hr"}]}`.
+    var document: [UInt8] {
+        JSONValue.object(["athletes": .array(stored.keys.sorted().map { Self.json(stored[$0]!) })]).jsonBytes
+    }
+
+    /// Reads the stored document; an entry it cannot read is left out.
+    mutating func load(_ json: JSONValue?) {
+        stored = [:]
+        for item in json?["athletes"]?.array ?? [] {
+            guard let id = item["id"]?.string, (try? TimerMachine.validateID(id)) != nil else { continue }
+            let colour = item["colour"]?.string.flatMap { AthleteColour.problem($0) == nil ? $0 : nil }
+            let maxHR = item["max_hr"]?.int.flatMap { AthleteColour.maxHRRange.contains($0) ? $0 : nil }
+            stored[id] = AthleteProfile(id: id, name: item["name"]?.string, colour: colour, maxHR: maxHR)
+        }
+    }
+
+    static func json(_ p: AthleteProfile) -> JSONValue {
+        .object(["id": .string(p.id), "name": .optional(p.name), "colour": .optional(p.colour), "max_hr": .optional(p.maxHR)])
+    }
+
+    // MARK: - What is published
+
+    /// An athlete's retained state at `now`: the profile, and the reading with its % of max and
+    /// zone, or nulls when stale.
+    func state(_ id: String, now: Millis) -> JSONValue {
+        let p = profile(id)
+        let max = maxHR(id)
+        var o: [String: JSONValue] = [
+            "id": .string(id), "name": .string(p.name ?? id), "colour": .optional(p.colour), "max_hr": .optional(max),
+            "bpm": .null, "pct_max": .null, "zone": .null, "zone_name": .null, "at_ms": .null, "stale": .bool(true),
+            "as_of_ms": .int(now),
+        ]
+        if let reading = current(id, now: now) {
+            let zone = HeartRateZones.zone(bpm: reading.bpm, maxHR: max)
+            o["bpm"] = .int(reading.bpm)
+            o["pct_max"] = HeartRateZones.percent(bpm: reading.bpm, maxHR: max).map(JSONValue.number) ?? .null
+            o["zone"] = .optional(zone)
+            o["zone_name"] = max == nil ? .null : .string(HeartRateZones.name(zone))
+            o["at_ms"] = .int(reading.atMs)
+            o["stale"] = .bool(false)
+        }
+        return .object(o)
+    }
+
+    /// The retained list: every present athlete and every kept profile, by id.
+    func list(now: Millis) -> JSONValue {
+        let ids = Set(present.keys).union(stored.keys).union(configured.keys).sorted()
+        return .object([
+            "athletes": .array(ids.map { id in
+                let p = profile(id)
+                return .object(["id": .string(id), "name": .string(p.name ?? id), "colour": .optional(p.colour),
+                                "max_hr": .optional(maxHR(id)), "present": .bool(present[id] != nil)])
+            }),
+            "absent_after_ms": .int(settings.absentAfterMs), "stale_after_ms": .int(staleAfterMs), "as_of_ms": .int(now),
+        ])
+    }
+}
