@@ -162,7 +162,7 @@ struct OutageTests {
                 let finished = try await node.waitForEvent("c", "finished", from: back, timeout: .seconds(40)).json!
                 #expect(finished["due_ms"]?.int64 == endsAt["c"], "\(finished)")
                 let rest = try await node.waitForEvent("i", "phase", timeout: .seconds(20)) { $0["phase"] == "rest" }.json!
-                #expect(rest["due_ms"]?.int64 == (endsAt["i"] ?? 0), "\(rest)")
+                #expect(rest["due_ms"]?.int64 == (endsAt["i"] ?? 0), "\(rest)\nthe node's log:\n\(node.log)")
                 #expect((rest["due_ms"]?.int64 ?? 0) > cutAt, "the phase change was meant to fall in the outage")
                 // i goes on after the reconnect: its next phase (work, round 2) arrives live.
                 try await node.waitForEvent("i", "phase", timeout: .seconds(20)) { $0["phase"] == "work" && $0["round"] == 2 }

@@ -124,7 +124,9 @@ struct EngineThreadTests {
         thread.arm(atMonotonicMs: soon)
         let first = await probe.next()
         #expect(first.input == Self.deadline)
-        #expect(first.atMs >= soon && first.atMs < soon + 2_000, "\(first.atMs - soon) ms after the re-armed instant")
+        // Woken by the re-arm, not by the first arm 60 s on: a loaded run (the whole suite beside
+        // it) once delivered it 2 s late, so the bound is half the first arm's delay.
+        #expect(first.atMs >= soon && first.atMs < soon + 30_000, "\(first.atMs - soon) ms after the re-armed instant")
 
         let early = NodeClock.systemMonotonicClock() + 20
         let later = early + 200

@@ -89,19 +89,24 @@ struct ClassRecorder: Equatable {
 
     var sampleCount: Int { athletes.values.reduce(0) { $0 + $1.total.samples } }
 
+    /// The timer entered `segment` (a transition, or a reading in a segment not seen yet): it is
+    /// listed even when no reading comes in it, so the chart's bands and the table follow the
+    /// timer, not the straps. Returns its position in `segments` (nil beyond the limit).
+    @discardableResult
+    mutating func enter(_ segment: Segment) -> Int? {
+        // The same index is the same segment (a pause and resume moves its start instant).
+        if let last = segments.indices.last, segments[last].index == segment.index { return last }
+        guard segments.count < ProtocolLimits.maxClassSegments else { return nil }
+        if let last = segments.indices.last, segments[last].endMs == nil { segments[last].endMs = max(segment.startMs, segments[last].startMs) }
+        segments.append(segment)
+        return segments.count - 1
+    }
+
     /// One reading of `athlete` at `atMs`, while the timer is in `segment`.
     mutating func record(_ athlete: String, bpm: Int, atMs: Millis, segment: Segment, maxHR: Int?) {
         guard atMs >= startedAtMs else { return }
         if athletes[athlete] == nil && athletes.count >= ProtocolLimits.maxAthletes { return }
-        // The segment's position: the last one when it is the same index, else a new one.
-        var position: Int?
-        if let last = segments.indices.last, segments[last].index == segment.index {
-            position = last
-        } else if segments.count < ProtocolLimits.maxClassSegments {
-            if let last = segments.indices.last, segments[last].endMs == nil { segments[last].endMs = max(segment.startMs, segments[last].startMs) }
-            segments.append(segment)
-            position = segments.count - 1
-        }
+        let position = enter(segment)
         var a = athletes[athlete] ?? Athlete()
         a.maxHR = maxHR
         let zone = HeartRateZones.zone(bpm: bpm, maxHR: maxHR)

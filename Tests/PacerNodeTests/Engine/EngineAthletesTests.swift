@@ -263,6 +263,33 @@ struct EngineAthletesTests {
         #expect(JSONCoding.decode(Array(try Data(contentsOf: fixture))) == summary, "class-summary.json is not what the node makes")
     }
 
+    @Test("a segment without a single reading is still in the summary: the bands follow the timer, not the straps")
+    func silentSegment() throws {
+        var m = try Self.connected()
+        let t0: Millis = 1_000
+        let start: JSONValue = ["action": "start", "spec": ["kind": "interval", "work": "20s", "rest": "10s", "rounds": 2, "class_hr": true]]
+        M.step(&m, M.command(start, timer: "hiit"), at: t0, result: { _ in .success(StoreCommit()) })
+        // Readings in both works, none in the rest (every strap out of reach, say).
+        let end = t0 + 50_000
+        var t = t0 + 500
+        var summary: JSONValue?
+        while t < end + 1_000 {
+            while let due = m.nextDeadline(), due <= t {
+                let (b, _) = M.step(&m, .deadline, at: due, result: { _ in .success(StoreCommit()) })
+                if let r = b.appendEvents.first(where: { $0.type == "class_summary" }) { summary = JSONCoding.decode(r.payload) }
+            }
+            let inRest = (t0 + 20_000..<t0 + 30_000).contains(t)
+            if !inRest, t < end { M.step(&m, Self.reading("a", 150), at: t) }
+            t += 1_000
+        }
+        let segments = try #require(summary?["segments"]?.array)
+        #expect(segments.map { $0["phase"]?.string ?? "" } == ["work", "rest", "work"])
+        #expect(segments.map { $0["start_ms"]?.int64 ?? -1 } == [t0, t0 + 20_000, t0 + 30_000])
+        #expect(segments.map { $0["end_ms"]?.int64 ?? -1 } == [t0 + 20_000, t0 + 30_000, end])
+        let perSegment = try #require(summary?["athletes"]?.array?.first?["segments"]?.array)
+        #expect(perSegment.map { $0["segment"]?.int ?? -1 } == [0, 2], "no figures for the silent rest")
+    }
+
     @Test("a timer without class_hr records nothing; a cancelled class_hr run writes its summary as cancelled; a long run's series stays bounded")
     func otherRuns() throws {
         var m = try Self.connected()

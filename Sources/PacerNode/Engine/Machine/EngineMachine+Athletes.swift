@@ -115,15 +115,19 @@ extension EngineMachine {
     mutating func recordClassSample(_ athlete: String, bpm: Int, now: Millis) {
         guard !classRuns.isEmpty, let maxHR = athletes.map({ $0.maxHR(athlete) }) else { return }
         for id in classRuns.keys {
-            guard let entry = timers[id], entry.machine.status == .running else { continue }
-            let snap = entry.machine.snapshot(at: now)
             // A transition that fell due but has not been taken yet: the snapshot knows it (and a
             // reading at or after the run's end is not the run's).
-            guard snap.status == .running else { continue }
-            let segment = ClassRecorder.Segment(index: snap.segment, phase: snap.phase, label: snap.label, round: snap.round, set: snap.set,
-                                                startMs: snap.segmentStartedAtMs ?? (now - snap.segmentElapsedMs))
+            guard let segment = runningSegment(id, at: now) else { continue }
             classRuns[id]!.record(athlete, bpm: bpm, atMs: now, segment: segment, maxHR: maxHR)
         }
+    }
+
+    /// The segment timer `id` runs in at `now`, nil unless it runs.
+    private func runningSegment(_ id: String, at now: Millis) -> ClassRecorder.Segment? {
+        guard let snap = timers.read(id, { $0.machine.status == .running ? $0.machine.snapshot(at: now) : nil }) ?? nil,
+              snap.status == .running else { return nil }
+        return ClassRecorder.Segment(index: snap.segment, phase: snap.phase, label: snap.label, round: snap.round, set: snap.set,
+                                     startMs: snap.segmentStartedAtMs ?? (now - snap.segmentElapsedMs))
     }
 
     /// Looks at an output's events before it is written: a `class_hr` timer's `started` begins a
@@ -146,6 +150,13 @@ extension EngineMachine {
             case .phase, .countdown, .halfway, .paused, .resumed, .adjusted, .skipped, .expired, .alert, .acknowledged, .scheduled, .rewound, .snoozed:
                 continue
             }
+        }
+        // The segment each recorded timer is in after these events, listed even if no strap
+        // reads in it (a rest without readings is still a rest in the summary). A transition is
+        // handled when it falls due, so an output holds one; of several (a catch-up after a
+        // stall), the ones before the last are not listed.
+        for event in output.events where [.started, .phase, .skipped, .rewound].contains(event.type) && classRuns[event.timer] != nil {
+            if let segment = runningSegment(event.timer, at: event.dueMs) { classRuns[event.timer]!.enter(segment) }
         }
     }
 
