@@ -40,3 +40,11 @@ extension JSONValue {
     /// The JSON text as bytes (compact, keys sorted).
     public var bytes: [UInt8] { Array(description.utf8) }
 }
+
+/// The repository's `Tests` folder, found from a test file's path (`#filePath`) wherever in it
+/// the file lives: test files move between feature folders without their fixture paths breaking.
+public func testsDirectory(_ filePath: String = #filePath) -> URL {
+    var url = URL(fileURLWithPath: filePath).deletingLastPathComponent()
+    while url.path != "/" && url.lastPathComponent != "Tests" { url.deleteLastPathComponent() }
+    return url
+}

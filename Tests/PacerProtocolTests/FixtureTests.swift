@@ -1,6 +1,7 @@
 import Foundation
 import PacerCore
 import PacerProtocol
+import PacerTestSupport
 import Testing
 
 /// The wire's examples in Tests/Fixtures/protocol/, which the web page's and the Python
@@ -13,8 +14,7 @@ import Testing
 /// parser must make of it.
 @Suite("The protocol's examples (Tests/Fixtures/protocol)")
 struct ProtocolFixtureTests {
-    static let directory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures/protocol")
+    static let directory = testsDirectory().appendingPathComponent("Fixtures/protocol")
     /// 2026-11-22T04:00:00Z.
     static let t0: Millis = 1_795_320_000_000
 

@@ -1,5 +1,5 @@
 """The kill scenario: SIGKILL N times mid-workout. It does not duplicate the crash test of the
-Swift suite: it runs Tests/PacerNodeLiveTests/CrashRestartTests.swift (the test bundle beside the
+Swift suite: it runs Tests/PacerNodeLiveTests/Durability/CrashRestartTests.swift (the test bundle beside the
 pacer binary, else `swift test --skip-build`) with the count asked for (--kills), and reads the
 counts out of its summary line."""
 import json
@@ -13,7 +13,7 @@ from .common import ROOT
 
 def scenario_kill(suite):
     n = suite.args.kills
-    suite.say(f"kill: SIGKILL {n} times mid-workout (Tests/PacerNodeLiveTests/CrashRestartTests.swift)")
+    suite.say(f"kill: SIGKILL {n} times mid-workout (Tests/PacerNodeLiveTests/Durability/CrashRestartTests.swift)")
     env = dict(os.environ, PACER_CRASH_ITERATIONS=str(n))
     env["PACER_EXECUTABLE"] = suite.pacer
     if suite.args.seed is not None:

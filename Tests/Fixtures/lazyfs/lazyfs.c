@@ -1,5 +1,5 @@
 // lazyfs: a FUSE filesystem that loses every write not yet fsynced when the "power" goes,
-// for Pacer's power-cut tests (Tests/PacerNodeLiveTests/PowerCutTests.swift compiles it at
+// for Pacer's power-cut tests (Tests/PacerNodeLiveTests/Durability/PowerCutTests.swift compiles it at
 // test time with the system C compiler and libfuse3: `cc -O2 -o lazyfs lazyfs.c
 // $(pkg-config --cflags --libs fuse3)`; Debian: libfuse3-dev, fuse3). The semantics are those
 // of Jepsen's LazyFS with `lose-unfsynced-writes`; the code is our own.

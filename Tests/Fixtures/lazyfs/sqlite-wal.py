@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""SQLite in WAL mode on the lazy filesystem, for Tests/PacerNodeLiveTests/LazyFSTests.swift.
+"""SQLite in WAL mode on the lazy filesystem, for Tests/PacerNodeLiveTests/Durability/LazyFSTests.swift.
 
 Uses the system SQLite (Python's sqlite3 module links Debian's libsqlite3, the library the
 node links through GRDB) with the node's settings: journal_mode=WAL, synchronous=FULL,

@@ -41,8 +41,7 @@ final class LazyFS: Sendable {
     static var compiler: String? { ["cc", "gcc", "clang"].lazy.compactMap(executable).first }
 
     static var source: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../Fixtures/lazyfs/lazyfs.c").standardizedFileURL
+        testsDirectory().appendingPathComponent("Fixtures/lazyfs/lazyfs.c")
     }
 
     private init(mountpoint: URL, backing: URL, process: TestProcess, logFile: URL, firedFile: URL) {

@@ -6,7 +6,7 @@ import Testing
 
 /// Issue 4 "Bad input" and SPEC §7: retained commands are never replayed (a real broker and a
 /// restart). The replies to bad commands are tested in-process: EngineBadInputTests, from the
-/// table `BadInputCases` (Tests/PacerNodeTests/Engine/BadInputCases.swift).
+/// table `BadInputCases` (Tests/PacerNodeTests/Engine/Commands/BadInputCases.swift).
 @Suite("Bad input")
 struct BadInputTests {
     @Test("retained messages on command topics are ignored, never replayed on (re)connect")

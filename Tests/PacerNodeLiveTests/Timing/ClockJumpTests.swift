@@ -137,8 +137,7 @@ struct ClockJumpTests {
 
     /// Compiles the shim with the system C compiler into `directory`; fails when there is none.
     func compileShim(into directory: URL) async throws -> URL {
-        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../Fixtures/fake-wall-clock.c").standardizedFileURL
+        let source = testsDirectory().appendingPathComponent("Fixtures/fake-wall-clock.c")
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         let compilers = ["cc", "gcc", "clang"].flatMap { name in
             path.split(separator: ":").map { "\($0)/\(name)" }

@@ -255,8 +255,7 @@ struct EngineAthletesTests {
 
         // The page's tests read this very summary (Tests/Fixtures/protocol/class-summary.json);
         // PACER_UPDATE_FIXTURES=1 writes it again.
-        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Fixtures/protocol/class-summary.json")
+        let fixture = testsDirectory().appendingPathComponent("Fixtures/protocol/class-summary.json")
         if ProcessInfo.processInfo.environment["PACER_UPDATE_FIXTURES"] == "1" {
             try Data((summary.description + "\n").utf8).write(to: fixture)
         }
@@ -320,8 +319,7 @@ struct EngineAthletesTests {
 
     @Test("pacer history --csv: the summaries from the database, a line per athlete and segment and per run, figures as stored")
     func historyCSV() throws {
-        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Fixtures/protocol/class-summary.json")
+        let fixture = testsDirectory().appendingPathComponent("Fixtures/protocol/class-summary.json")
         let payload = Array(try Data(contentsOf: fixture))
         let summary = try #require(JSONCoding.decode(payload))
         let directory = try makeTemporaryDirectory("pacer-history-csv")
