@@ -8,10 +8,8 @@ import PacerProtocol
 /// its reading is blank (never 0, never the last value) after `heart_rate.stale_after`. A pure
 /// value: the machine hands it each message with its instant and asks it for deadlines.
 struct AthleteRoster: Equatable {
-    struct Reading: Equatable {
-        var bpm: Int
-        var atMs: Millis
-    }
+    /// A reading and the node instant it arrived (the same as a configured source's).
+    typealias Reading = HeartRateMonitor.Reading
 
     /// What a message did.
     enum Outcome: Equatable {
