@@ -78,6 +78,9 @@ install -m 0755 "$here/make-cert.sh" "$pkg/usr/share/pacer/make-cert.sh"
 for f in pacer.conf pacer-https.conf lighttpd.service.d-pacer.conf; do
   install -m 0644 "$here/lighttpd/$f" "$pkg/usr/share/pacer/lighttpd/$f"
 done
+# The unit's drop-in that opens the sound devices: installed by postinst (install.sh --sound-only)
+# when the configuration plays its cues on a device.
+install -m 0644 "$here/pacer-sound.conf" "$pkg/usr/share/pacer/pacer-sound.conf"
 # journald's settings for an SD card: not applied by the package (docs/deployment.md says how).
 install -m 0644 "$here/journald-pacer.conf" "$pkg/usr/share/pacer/journald-pacer.conf"
 for f in pacer.conf acl.example bridge.example.conf; do
@@ -136,6 +139,9 @@ if [ "$1" = configure ]; then
             --shell /usr/sbin/nologin --comment "Pacer timer node" pacer
     fi
     install -d -m 0750 -o pacer -g pacer /var/lib/pacer
+    # The unit keeps the devices closed: when /etc/pacer/pacer.yaml plays its cues on a device,
+    # the drop-in that opens the sound devices (kept once installed; removed by purge).
+    /usr/share/pacer/install.sh --sound-only || echo "pacer: the sound drop-in was not set up (sudo /usr/share/pacer/install.sh --sound-only --sound)"
 fi
 if [ "$1" = configure ] || [ "$1" = abort-upgrade ] || [ "$1" = abort-deconfigure ] || [ "$1" = abort-remove ]; then
     deb-systemd-helper unmask pacer.service >/dev/null || true
@@ -185,6 +191,9 @@ if [ "$1" = purge ]; then
     # The configuration written by install.sh --broker-only, the database, the user.
     rm -f /etc/pacer/pacer.env /etc/pacer/mqtt-password /etc/pacer/pacer.yaml.dist /etc/pacer/.defaults.sha256
     rm -rf /etc/pacer/tls
+    # The sound drop-in of postinst or install.sh --sound-only (an override of the owner's stays).
+    rm -f /etc/systemd/system/pacer.service.d/sound.conf
+    rmdir /etc/systemd/system/pacer.service.d 2>/dev/null || true
     rmdir /etc/pacer 2>/dev/null || true
     # lighttpd back to Debian's own configuration.
     if [ -f /etc/systemd/system/lighttpd.service.d/pacer.conf ]; then

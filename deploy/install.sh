@@ -15,7 +15,11 @@
 #   sudo deploy/install.sh --no-journald        leave journald's settings alone
 #   sudo deploy/install.sh --sound              open the sound devices to the service (also done
 #                                               when the configuration plays cues on a device)
-#   sudo deploy/install.sh --broker-only        only the mosquitto and lighttpd parts (after the .deb)
+#   sudo deploy/install.sh --broker-only        only the mosquitto, lighttpd and sound parts (after the .deb)
+#   sudo deploy/install.sh --sound-only         only the sound drop-in, when the configuration plays
+#                                               on a device (with --sound: always); the package's
+#                                               postinst runs it, and so can its owner after
+#                                               turning sound on
 #   sudo deploy/install.sh --uninstall [--purge]
 #   deploy/install.sh --dry-run ...             print every step, change nothing
 #   deploy/install.sh --root DIR ...            install into DIR (tests; also DESTDIR=DIR)
@@ -43,6 +47,7 @@ while (($#)); do
     --uninstall) mode=uninstall ;;
     --purge) mode=uninstall; purge=true ;;
     --broker-only) mode=broker ;;
+    --sound-only) mode=sound ;;
     --no-broker) broker=false ;;
     --no-journald) journald=false ;;
     --no-https) https=false ;;
@@ -205,7 +210,7 @@ check_system() {
   [[ $codename == bookworm ]] || note "warning: tested on bookworm, this is '$codename'"
   [[ $arch == aarch64 || $arch == x86_64 ]] || note "warning: tested on aarch64 and x86_64, this is $arch"
   if $live && dpkg-query -W -f='${Status}' pacer 2>/dev/null | grep -q 'install ok installed'; then
-    [[ $mode == broker ]] || die "the pacer Debian package is installed: upgrade it with apt (sudo apt install ./pacer_*.deb), or remove it first (sudo apt remove pacer). For its broker setup: sudo $0 --broker-only"
+    [[ $mode == broker || $mode == sound ]] || die "the pacer Debian package is installed: upgrade it with apt (sudo apt install ./pacer_*.deb), or remove it first (sudo apt remove pacer). For its broker setup: sudo $0 --broker-only"
   fi
 }
 
@@ -441,6 +446,7 @@ config_plays_sound() {
 setup_sound() {
   step "sound: ${sound_dropin_dst#"$R"}"
   local why='' bin=$bin_dst
+  [[ -x $bin ]] || bin=$R/usr/bin/pacer  # the Debian package's
   [[ -x $bin ]] || bin=$binary  # a dry run installs no binary
   if [[ $sound == yes ]]; then why='asked (--sound)'
   elif config_plays_sound "$etc/pacer.yaml" "$bin"; then why='the configuration plays cues on a device'
@@ -598,8 +604,19 @@ case $mode in
     create_user
     setup_broker
     if $web; then setup_web; else step "lighttpd: left alone (--no-web)"; fi
-    if $services; then run "$systemctl" restart pacer.service || true; fi
+    setup_sound
+    if $services; then run "$systemctl" daemon-reload; run "$systemctl" restart pacer.service || true; fi
     $dry || note "broker configured; the wall clock: http://$(hostname).local/$($web && $https && echo " (HTTPS: https://$(hostname).local/)")"
+    ;;
+  sound)
+    # After the package, or after turning sound on in /etc/pacer/pacer.yaml. A new drop-in
+    # takes effect at the service's next start: restarted here if it runs.
+    before=$changes
+    setup_sound
+    if $services && ((changes > before)); then
+      run "$systemctl" daemon-reload
+      run "$systemctl" try-restart pacer.service || true
+    fi
     ;;
   uninstall)
     uninstall
