@@ -82,46 +82,25 @@ public final class SoundPlayer: Sendable {
         if muted { return }
         let nowNs = Int64(DispatchTime.now().uptimeNanoseconds)
         var added: [Pending] = []
-        var expected: [(Millis, Set<SoundCue>)] = []
         for event in events {
             guard let cue = SoundCue.cue(for: event), let volume = settings.volume(of: cue) else { continue }
             guard nowMs - event.dueMs <= Self.maxLatenessMs, !settings.isQuiet(cue, atMs: event.dueMs) else { continue }
             let startNs = nowNs + (event.dueMs - nowMs + Millis(settings.latencyMs)) * 1_000_000
             added.append(Pending(cue: cue, volume: volume * scale, dueMs: event.dueMs, startNs: startNs))
-            if event.type == .countdown, let seconds = event.cue { expected += Self.expectedAfter(countdown: seconds, dueMs: event.dueMs) }
         }
         guard !added.isEmpty else { return }
         state.withLock { $0.pending += added }
         wake.signal()
         if let ducker {
             for cue in added { ducker.cue(startNs: cue.startNs, endNs: cue.startNs + Int64(cue.cue.durationMs) * 1_000_000) }
-            for (dueMs, kinds) in expected { expect(dueMs: dueMs, kinds: kinds, nowMs: nowMs, nowNs: nowNs) }
         }
-    }
-
-    /// The cues a countdown cue `seconds` before a segment's end announces: the segment's end
-    /// (a work, rest, finish or expired cue), and, for the default 3-2-1 (`seconds` ≤ 3), the countdown
-    /// cue of each whole second before it. The music's ducker uses them to go down `lead`
-    /// ahead (docs/sound.md, "Music"); a pause or skip makes one a duck for nothing.
-    static func expectedAfter(countdown seconds: Int, dueMs: Millis) -> [(Millis, Set<SoundCue>)] {
-        guard seconds > 0 else { return [] }
-        var out: [(Millis, Set<SoundCue>)] = [(dueMs + Millis(seconds) * 1000, [.work, .rest, .finish, .expired])]
-        if seconds <= 3 {
-            for k in stride(from: seconds - 1, through: 1, by: -1) {
-                out.append((dueMs + Millis(seconds - k) * 1000, [.countdown]))
-            }
-        }
-        return out
     }
 
     /// Announces a cue due at `dueMs` that is not handed over yet (anything that knows a cue
     /// ahead): the music goes down `lead` before it. `kinds`: the cues it may be; none of them
     /// on at that instant (off, or quiet hours), nothing is done.
     public func expect(dueMs: Millis, kinds: Set<SoundCue>, nowMs: Millis) {
-        expect(dueMs: dueMs, kinds: kinds, nowMs: nowMs, nowNs: Int64(DispatchTime.now().uptimeNanoseconds))
-    }
-
-    private func expect(dueMs: Millis, kinds: Set<SoundCue>, nowMs: Millis, nowNs: Int64) {
+        let nowNs = Int64(DispatchTime.now().uptimeNanoseconds)
         guard let ducker, !speaker.withLock({ $0.muted }) else { return }
         // The shortest it may be: the cue itself, once handed over, extends the duck if longer.
         let audible = kinds.filter { settings.volume(of: $0) != nil && !settings.isQuiet($0, atMs: dueMs) }

@@ -43,16 +43,24 @@ struct MPDDuckingTests {
 
     /// Hands each event over at its due instant with the instant it is handed over, as the
     /// engine does from its own thread (not the test's task: a busy cooperative pool wakes a
-    /// task late). Returns how late each was handed over (ms).
-    func play(_ player: SoundPlayer, _ events: [TimerEvent]) async -> [Millis] {
-        await withCheckedContinuation { (done: CheckedContinuation<[Millis], Never>) in
+    /// task late); announces each after the first `aheadMs` before it (`expect`), as the
+    /// engine's cue-ahead deadline does. Returns how late each was handed over (ms).
+    func play(_ player: SoundPlayer, _ events: [TimerEvent], aheadMs: Millis) async -> [Millis] {
+        // (instant, event, whether it is the announcement), in time order.
+        let steps = (events.map { ($0.dueMs, $0, false) } + events.dropFirst().map { ($0.dueMs - aheadMs, $0, true) })
+            .sorted { $0.0 < $1.0 }
+        return await withCheckedContinuation { (done: CheckedContinuation<[Millis], Never>) in
             let thread = Thread {
                 var lateness: [Millis] = []
-                for e in events {
-                    while wallMs() < e.dueMs { usleep(UInt32(max(200, min(50_000, (e.dueMs - wallMs()) * 1000)))) }
+                for (at, e, announcement) in steps {
+                    while wallMs() < at { usleep(UInt32(max(200, min(50_000, (at - wallMs()) * 1000)))) }
                     let now = wallMs()
-                    player.submit([e], nowMs: now)
-                    lateness.append(now - e.dueMs)
+                    if announcement {
+                        if let cue = SoundCue.cue(for: e) { player.expect(dueMs: e.dueMs, kinds: [cue], nowMs: now) }
+                    } else {
+                        player.submit([e], nowMs: now)
+                        lateness.append(now - e.dueMs)
+                    }
                 }
                 done.resume(returning: lateness)
             }
@@ -75,8 +83,9 @@ struct MPDDuckingTests {
         }
     }
 
-    /// One run: a work start (known only at its instant), a 3-2-1 countdown (the 3 announces
-    /// the 2, the 1 and the segment's end) and the rest segment, handed over at their instants.
+    /// One run: a work start (known only at its instant), a 3-2-1 countdown and the rest
+    /// segment, each but the start announced ahead as the engine announces them (the music's
+    /// lead and 100 ms), handed over at their instants.
     func timelineRun() async throws -> DuckCheck {
         let mpd = try await TestMPD()
         defer { Task { await mpd.stop() } }
@@ -90,7 +99,7 @@ struct MPDDuckingTests {
         let events = [event(.started, due: t0, phase: .work), event(.countdown, due: t0 + 2_000, cue: 3),
                       event(.countdown, due: t0 + 3_000, cue: 2), event(.countdown, due: t0 + 4_000, cue: 1),
                       event(.phase, due: t0 + 5_000, phase: .rest)]
-        let lateness = await play(player, events)
+        let lateness = await play(player, events, aheadMs: Millis(settings.music!.leadMs) + 100)
         try await Task.sleep(for: .milliseconds(1_300))
         player.stop(timeout: .seconds(30))
         let samples = timeline.stop()
@@ -109,7 +118,7 @@ struct MPDDuckingTests {
             let first = try #require(runs.min { abs($0.start - start) < abs($1.start - start) })
             // On a device it sounds `latency` after its place on the timeline.
             let soundMs = Double(origin) + first.start * 1000 + Double(settings.latencyMs)
-            cues.append(DuckedCue(name: cue.rawValue, soundMs: soundMs, endMs: soundMs + Double(cue.durationMs), announced: i >= 2))
+            cues.append(DuckedCue(name: cue.rawValue, soundMs: soundMs, endMs: soundMs + Double(cue.durationMs), announced: i >= 1))
         }
         let music = try #require(settings.music)
         let check = DuckCheck(ducks: MPDVolumeTimeline.ducks(samples, normal: TestMPD.volume), cues: cues,

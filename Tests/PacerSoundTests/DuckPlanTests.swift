@@ -55,14 +55,4 @@ struct DuckPlanTests {
         var empty = DuckPlan()
         #expect(empty.next(nowNs: 0, ducked: true) == .restore)
     }
-
-    @Test("a countdown cue announces the segment's end and, for 3-2-1, the beeps between")
-    func expectations() {
-        let three = SoundPlayer.expectedAfter(countdown: 3, dueMs: 10_000)
-        #expect(three.map(\.0) == [13_000, 11_000, 12_000])
-        #expect(three[0].1 == [.work, .rest, .finish, .expired] && three[1].1 == [.countdown])
-        #expect(SoundPlayer.expectedAfter(countdown: 1, dueMs: 10_000).map(\.0) == [11_000])
-        #expect(SoundPlayer.expectedAfter(countdown: 10, dueMs: 10_000).map(\.0) == [20_000], "only the end after a 10 s cue")
-        #expect(SoundPlayer.expectedAfter(countdown: 0, dueMs: 10_000).isEmpty)
-    }
 }
