@@ -28,8 +28,10 @@ import Testing
 /// Knobs (environment):
 /// - `PACER_CRASH_ITERATIONS` (default 30, about 70 s): how many times the node is killed
 ///   mid-workout (each restart is then checked). About 2.3 s each; a longer run, e.g. before a
-///   release: `PACER_CRASH_ITERATIONS=300 swift test --filter CrashRestartTests` (about 12 min).
-/// - `PACER_CRASH_SEED`: repeat a run's random choices (the seed is printed at the start).
+///   release: `PACER_CRASH_ITERATIONS=300 PACER_CRASH_SEED=random swift test --filter CrashRestartTests`
+///   (about 12 min).
+/// - `PACER_CRASH_SEED`: repeat a run's random choices (the seed is printed at the start); without
+///   it seed 1, the same choices on every machine; `random` for a new one.
 ///   Real time is not replayed, so a seed makes a failure likely, not certain, to recur.
 ///   A failed run keeps the node's directory (log of every start, database) and the broker's.
 @Suite("Crash and restart with real processes (issue 5)", .serialized)
@@ -56,7 +58,7 @@ struct CrashRestartTests {
 
     @Test("SIGKILL mid-workout at random moments, restart, and check state, commands, events and retained topics")
     func killedAtRandomMoments() async throws {
-        let seed = ProcessInfo.processInfo.environment["PACER_CRASH_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64(UInt32.max))
+        let seed = environmentSeed("PACER_CRASH_SEED", fixed: 1)
         let iterations = max(1, environmentInteger("PACER_CRASH_ITERATIONS", default: 30))
         print("CrashRestartTests: seed \(seed), \(iterations) kills (repeat with PACER_CRASH_SEED=\(seed), change the count with PACER_CRASH_ITERATIONS)")
 

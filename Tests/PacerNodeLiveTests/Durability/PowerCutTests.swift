@@ -31,8 +31,10 @@ import Glibc
 /// Knobs (environment):
 /// - `PACER_POWERCUT_ITERATIONS` (default 30, about 70 s): kills mid-workout, each followed by
 ///   a cut (start-up kills add about a quarter more cuts). The long run of docs/RELIABILITY.md:
-///   `PACER_POWERCUT_ITERATIONS=1000 swift test --filter PowerCutTests` (about 35 min).
-/// - `PACER_POWERCUT_SEED`: repeat a run's random choices (printed at the start).
+///   `PACER_POWERCUT_ITERATIONS=1000 PACER_POWERCUT_SEED=random swift test --filter PowerCutTests`
+///   (about 35 min).
+/// - `PACER_POWERCUT_SEED`: repeat a run's random choices (printed at the start); without it seed 1,
+///   the same choices on every machine; `random` for a new one.
 ///   A failed run keeps the node's directory: `disk/` (what was synced at the last cut), the
 ///   node's log of every start, lazyfs's log.
 @Suite(
@@ -41,7 +43,7 @@ import Glibc
 struct PowerCutTests {
     @Test("power cut mid-workout at random moments, restart, and check state, commands, events, retained topics and that the database opens")
     func powerCutsAtRandomMoments() async throws {
-        let seed = ProcessInfo.processInfo.environment["PACER_POWERCUT_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64(UInt32.max))
+        let seed = environmentSeed("PACER_POWERCUT_SEED", fixed: 1)
         let iterations = max(1, environmentInteger("PACER_POWERCUT_ITERATIONS", default: 30))
         print("PowerCutTests: seed \(seed), \(iterations) kills with power cuts (repeat with PACER_POWERCUT_SEED=\(seed), change the count with PACER_POWERCUT_ITERATIONS)")
 

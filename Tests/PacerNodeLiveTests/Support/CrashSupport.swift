@@ -16,6 +16,15 @@ func environmentInteger(_ name: String, default fallback: Int) -> Int {
     ProcessInfo.processInfo.environment[name].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? fallback
 }
 
+/// The seed of a suite's random choices: the environment's `name` (a number, or `random` for a
+/// new one each run, as the long runs of docs/RELIABILITY.md use), else `fixed`. The test
+/// command sets none, so it makes the same choices on every machine.
+func environmentSeed(_ name: String, fixed: UInt64) -> UInt64 {
+    let value = ProcessInfo.processInfo.environment[name]?.trimmingCharacters(in: .whitespaces)
+    if value == "random" { return UInt64.random(in: 1...UInt64(UInt32.max)) }
+    return value.flatMap { UInt64($0) } ?? fixed
+}
+
 // MARK: - Commands whose reply may never come
 
 /// A command published with the probe's response topic; its reply (if any) is found in the
