@@ -127,6 +127,11 @@ def run(broker, pacer_bin, node_id=None, log=print):
         reason = said.split(": ", 1)[1].split(";")[0] if said and ": " in said else ""
         r["version"] = (chose == version, f"{chose} ({reason})" if chose == "3.1.1" else (chose or "not logged")) if chose == version \
             else (False, f"{chose or 'none logged'}, the raw probe says {version}")
+        # info says whether the node honours response topics: only over MQTT 5.
+        info = disp.wait(lambda m: m[1] == base + "/info", 10)
+        caps = json.loads(info[2]).get("capabilities", []) if info else []
+        if r["version"][0] and ("mqtt5_response_topic" in caps) != (version == "5"):
+            r["version"] = (False, f"{r['version'][1]}, but info's capabilities {'list' if 'mqtt5_response_topic' in caps else 'lack'} mqtt5_response_topic")
         if not m:
             log(node.tail())
             return r

@@ -71,6 +71,10 @@ final class RecordingTransport: EngineTransport {
     let backlogged = Mutex(false)
     var isBacklogged: Bool { backlogged.withLock { $0 } }
 
+    /// What `speaksMQTT5` says (false: a broker that settled on MQTT 3.1.1).
+    let mqtt5 = Mutex(true)
+    var speaksMQTT5: Bool { mqtt5.withLock { $0 } }
+
     /// The plain topics' own connection (`publish.plain_connection: separate`), when the test has one.
     let plainLane: RecordingPlainTransport?
     var plainTopics: (any PlainTopicsTransport)? { plainLane }

@@ -112,6 +112,7 @@ struct EngineMachine {
             version: version, nodeID: configuration.nodeID, baseTopic: configuration.baseTopic, startedAtMs: startedAtMs,
             clockSynchronized: nil, presets: Set(Presets.builtInNames).union(configuration.presets.keys).sorted(),
             heartRateSources: configuration.heartRate.sources.map(\.name), storagePath: storagePath, storageProblem: storageProblem)
+        self.info.announcesCues = configuration.cueAheadMs != nil
         if configuration.homeAssistant.enabled {
             self.homeAssistant = HomeAssistantPublisher(discovery: HomeAssistantDiscovery(
                 settings: configuration.homeAssistant, nodeID: configuration.nodeID, topics: Topics(base: configuration.baseTopic),

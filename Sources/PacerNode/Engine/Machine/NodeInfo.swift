@@ -23,12 +23,27 @@ struct NodeInfo {
     /// When `info` was last published (nil: not yet on this connection).
     var publishedAtMs: Millis?
 
-    /// What `info.capabilities` lists.
-    static let capabilities = [
+    /// Whether the broker connection speaks MQTT 5 (set on each connect): only then are a
+    /// command's response topic and correlation data honoured (`mqtt5_response_topic`).
+    var speaksMQTT5 = true
+    /// Whether cues are announced on `<base>/cue_ahead` (`publish.cue_ahead`).
+    var announcesCues = false
+
+    /// What every node of this version can do, whatever its configuration and broker.
+    static let alwaysCapabilities = [
         "interval", "rest", "countdown", "stopwatch", "program", "presets", "heart_rate",
-        "time_sync", "dedup", "if_revision", "start_at", "history", "mqtt5_response_topic", "time_topic", "workouts",
-        "athletes", "class_hr",
+        "time_sync", "dedup", "if_revision", "start_at", "history", "time_topic", "workouts",
+        "athletes", "class_hr", "sound", "after_ack",
     ]
+
+    /// What `info.capabilities` lists: `alwaysCapabilities`, `mqtt5_response_topic` on an
+    /// MQTT 5 connection, `cue_ahead` when cues are announced.
+    var capabilities: [String] {
+        var all = Self.alwaysCapabilities
+        if speaksMQTT5 { all.append("mqtt5_response_topic") }
+        if announcesCues { all.append("cue_ahead") }
+        return all
+    }
 
     /// The `info` JSON with `timers` (id and name, sorted by id).
     func json(timers: [(id: String, name: String)]) -> JSONValue {
@@ -37,7 +52,7 @@ struct NodeInfo {
             "node": .string(nodeID),
             "base_topic": .string(baseTopic),
             "timers": .array(timers.map { .object(["id": .string($0.id), "name": .string($0.name)]) }),
-            "capabilities": .array(Self.capabilities.map { .string($0) }),
+            "capabilities": .array(capabilities.map { .string($0) }),
             "presets": .array(presets.map { .string($0) }),
             "heart_rate_sources": .array(heartRateSources.map { .string($0) }),
             "started_at_ms": .int(startedAtMs),

@@ -30,11 +30,14 @@ protocol EngineTransport: Sendable {
     /// The plain topics' own connection (`publish.plain_connection: separate`); nil when they
     /// go over this one.
     var plainTopics: (any PlainTopicsTransport)? { get }
+    /// Whether the connection speaks MQTT 5 (response topics, properties); read on each connect.
+    var speaksMQTT5: Bool { get }
 }
 
 extension EngineTransport {
     func beginBatch() {}
     func endBatch() {}
+    var speaksMQTT5: Bool { true }
     var isBacklogged: Bool { false }
     var plainTopics: (any PlainTopicsTransport)? { nil }
 
@@ -70,6 +73,8 @@ struct MQTTTransport: EngineTransport {
         self.plainClient = plainClient
         self.plainTopics = plainClient.map(PlainMQTTTransport.init)
     }
+
+    var speaksMQTT5: Bool { client.protocolVersion == .v5 }
 
     nonisolated(nonsending) func publish(to topic: String, payload: [UInt8], retain: Bool, properties: MQTTProperties) async throws(MQTTError) {
         try await client.publish(to: topic, payload: payload, qos: .atLeastOnce, retain: retain, properties: properties)

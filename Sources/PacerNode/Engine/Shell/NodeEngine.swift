@@ -149,6 +149,8 @@ actor NodeEngine {
                 machine.decide(.delivered(MQTTDeliveryReport(token: token, reasonCode: report.reasonCode)), now: now, into: &output)
             }
         } else {
+            // The version is settled by the time a connection is accepted; `info` says it.
+            if case .connection(.connected) = input { machine.info.speaksMQTT5 = transport.speaksMQTT5 }
             machine.decide(input, now: now, into: &output)
         }
         await commit(output, now: now)

@@ -118,6 +118,28 @@ struct EnginePublishingTests {
         #expect(h.published(topic, from: late).last?.json?["timers"]?.array?.count == 51)
     }
 
+    @Test("info's capabilities follow the connection and the configuration: response topics only over MQTT 5, cue_ahead when announced")
+    func capabilitiesFollowTheNode() async throws {
+        func capabilities(_ h: EngineHarness) -> Set<String> {
+            Set((h.published("\(h.base)/info").last?.json?["capabilities"]?.array ?? []).compactMap(\.string))
+        }
+        let h = try await EngineHarness.make()
+        await h.connect()
+        let five = capabilities(h)
+        #expect(five.isSuperset(of: ["mqtt5_response_topic", "time_topic", "workouts", "sound", "after_ack"]), "\(five)")
+        #expect(!five.contains("cue_ahead"), "publish.cue_ahead is not set")
+        // The broker settles on 3.1.1 (a reconnect reads the version again).
+        h.transport.mqtt5.withLock { $0 = false }
+        await h.disconnect()
+        await h.connect()
+        let three = capabilities(h)
+        #expect(!three.contains("mqtt5_response_topic") && three.contains("time_topic"), "\(three)")
+
+        let announced = try await EngineHarness.make(config: "publish: {cue_ahead: 1s}\n")
+        await announced.connect()
+        #expect(capabilities(announced).contains("cue_ahead"))
+    }
+
     @Test("while the broker is backlogged, per-second values are shed; states, events and replies are not")
     func shedsPerSecondValues() async throws {
         let h = try await EngineHarness.make(config: """
