@@ -16,23 +16,21 @@ public struct SoxAnalysis: Sendable {
         public var description: String { String(format: "%.4f-%.4f", start, end) }
     }
 
-    /// Decodes `path` with sox. Throws when sox is missing (scripts/setup installs it) or fails.
+    /// Decodes `path` with sox (to raw 16-bit samples; the rate from `sox --i`). Throws when
+    /// sox is missing (scripts/setup installs it) or fails. Raw bytes, not sox's text format:
+    /// parsing a million lines of text took seconds in a debug build, on a thread of the
+    /// tests' two-thread concurrency pool, and stalled every other live test's clock with it.
     public init(path: String) throws {
         self.path = path
-        let text = try Self.sox([path, "-t", "dat", "-"])
-        var rate = 0
-        var samples: [Double] = []
-        for line in text.split(whereSeparator: \.isNewline) {
-            if line.hasPrefix(";") {
-                if line.contains("Sample Rate"), let last = line.split(separator: " ").last, let r = Int(last) { rate = r }
-                continue
-            }
-            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            if fields.count >= 2, let value = Double(fields[1]) { samples.append(value) }
+        let rateText = String(decoding: try Self.soxData(["--i", "-r", path]), as: UTF8.self)
+        guard let rate = Int(rateText.trimmingCharacters(in: .whitespacesAndNewlines)), rate > 0 else {
+            throw SoxError("sox gave no sample rate for \(path): \(rateText.prefix(200))")
         }
-        guard rate > 0 else { throw SoxError("sox gave no sample rate for \(path)") }
+        let raw = try Self.soxData([path, "-t", "raw", "-e", "signed-integer", "-b", "16", "-c", "1", "-L", "-"])
         self.sampleRate = rate
-        self.samples = samples
+        self.samples = raw.withUnsafeBytes { bytes in
+            (0..<bytes.count / 2).map { i in Double(Int16(littleEndian: bytes.loadUnaligned(fromByteOffset: i * 2, as: Int16.self))) / 32_768 }
+        }
     }
 
     /// The stretches where |sample| exceeds `threshold`, with silences shorter than `mergeMs`
@@ -60,20 +58,24 @@ public struct SoxAnalysis: Sendable {
     }
 
     static func sox(_ arguments: [String]) throws -> String {
+        String(decoding: try soxData(arguments, withErrors: true), as: UTF8.self)
+    }
+
+    /// sox's standard output; with `withErrors`, its standard error too (`stat` writes there).
+    static func soxData(_ arguments: [String], withErrors: Bool = false) throws -> Data {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["sox"] + arguments
         let out = Pipe()
         process.standardOutput = out
-        process.standardError = out  // `stat` writes to stderr
+        if withErrors { process.standardError = out } else { process.standardError = FileHandle.nullDevice }
         try process.run()
         let data = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
         guard process.terminationStatus == 0 else {
-            throw SoxError("sox \(arguments.joined(separator: " ")) failed (install it with scripts/setup): \(text.prefix(500))")
+            throw SoxError("sox \(arguments.joined(separator: " ")) failed (install it with scripts/setup): \(String(decoding: data.prefix(500), as: UTF8.self))")
         }
-        return text
+        return data
     }
 }
 

@@ -95,6 +95,7 @@ public final class TestBroker: Sendable {
     ///
     /// - Throws: ``TestSupportError`` with the broker's log when it does not come up.
     public static func start(_ options: TestBrokerOptions = .init()) async throws -> TestBroker {
+        PoolStallWatch.ensureStarted()
         if (options.requireClientCertificate || options.useIdentityAsUsername) && !options.tls {
             throw TestSupportError("requireClientCertificate and useIdentityAsUsername need tls: true")
         }

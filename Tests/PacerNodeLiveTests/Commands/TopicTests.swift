@@ -270,7 +270,9 @@ struct TopicTests {
         try await withNode { node in
             let created = try await node.send(["action": "create", "timer": "sw", "name": "Zazen 🧘", "spec": ["kind": "stopwatch", "target": "2s"]])
             #expect(created.state?["name"] == "Zazen 🧘")
-            try await node.probe.waitFor(node.topic("sw", "remaining"))
+            // Every plain topic of the new timer is in before the start is marked: `rounds` is
+            // the last of them (its phase `idle` came after `remaining`, once, and was counted).
+            try await node.probe.waitFor(node.topic("sw", "rounds"))
             let start = node.probe.count
             let started = try await node.send(["action": "start"], timer: "sw")
             let t0 = try #require(started.state?["started_at_ms"]?.int64)

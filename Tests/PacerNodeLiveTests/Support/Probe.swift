@@ -36,6 +36,7 @@ final class Probe: Sendable {
 
     /// Connects to 127.0.0.1:`port`, subscribes to `filters` (and its reply topic with MQTT 5).
     static func connect(port: Int, version: MQTTVersion = .v5, subscribe filters: [String]) async throws -> Probe {
+        PoolStallWatch.ensureStarted()
         let name = uniqueName("probe-")
         let configuration = MQTTConfiguration(
             host: "127.0.0.1", port: port, clientID: name, version: version, cleanStart: true,
