@@ -17,7 +17,7 @@ struct ControlOptions: ParsableArguments {
     /// Loads the configuration, connects, runs `body`, disconnects. A ``ControlError`` is
     /// printed as one line on stderr and becomes the exit code (docs/control.md).
     func perform(_ name: String, _ body: (ControlClient, NodeConfiguration) async throws(ControlError) -> Void) async throws {
-        let config = try node.load()
+        let (config, _) = try node.loadForControl()
         do throws(ControlError) {
             var mqtt = config.mqttConfiguration(clientID: ControlClient.makeClientID(node: config.nodeID), will: nil, cleanStart: true)
             mqtt.connectTimeout = timeoutDuration

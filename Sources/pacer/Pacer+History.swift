@@ -20,7 +20,7 @@ extension Pacer {
         @OptionGroup var options: NodeOptions
 
         func run() async throws {
-            let config = try options.load()
+            let (config, _) = try options.loadForControl()
             if json && csv {
                 FileHandle.standardError.write(Data("pacer history: give --json or --csv, not both\n".utf8))
                 throw ExitCode(64)

@@ -56,6 +56,18 @@ struct NodeOptions: ParsableArguments {
             throw ExitCode(2)
         }
     }
+
+    /// The configuration of the node a control command talks to: as ``load()`` with
+    /// `--config`/`PACER_CONFIG`; without, the node `pacer run` started here, else the installed
+    /// `/etc/pacer/pacer.yaml` (``NodeConfiguration/loadForControl(flags:environment:installedConfig:)``).
+    func loadForControl() throws -> (NodeConfiguration, ControlTarget) {
+        do {
+            return try NodeConfiguration.loadForControl(flags: overrides)
+        } catch {
+            FileHandle.standardError.write(Data("pacer: the configuration has problems:\n\(error)\n".utf8))
+            throw ExitCode(2)
+        }
+    }
 }
 
 extension Pacer {
@@ -106,6 +118,10 @@ extension Pacer {
                 logger.notice("signal \(signal) while starting: stopping as soon as the services have started")
             }
             await earlySignals.attach(group)
+            // Where this node can be reached, for the flag-less control commands (LocalNodeRecord).
+            let record = LocalNodeRecord.starting(flags: options.overrides, environment: ProcessInfo.processInfo.environment)
+            do { try record.write() } catch { logger.notice("control commands will need flags to reach this node: \(error)") }
+            defer { LocalNodeRecord.remove() }
             do {
                 try await group.run()
             } catch {
