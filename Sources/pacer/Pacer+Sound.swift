@@ -30,7 +30,7 @@ extension Pacer {
             var device: String?
 
             func run() async throws {
-                let config = try options.load()
+                let (config, _) = try options.loadForControl()
                 var settings = config.sound ?? SoundSettings()
                 if let device {
                     let output = SoundSettings.output(device: device)

@@ -72,6 +72,18 @@ import Testing
         let (inst, instTarget) = try NodeConfiguration.loadForControl(flags: .init(), environment: env, installedConfig: installed)
         #expect(instTarget == .configuration(installed))
         #expect(inst.nodeID == "installed" && inst.broker.port == 1999)
+        #expect(inst.broker.username == nil)
+
+        // With the service's account beside it (pacer.env), as install.sh writes it.
+        try Data("pacer-secret\n".utf8).write(to: URL(fileURLWithPath: dir + "/mqtt-password"))
+        try Data("# the node's account\nPACER_USERNAME=pacer\nPACER_PASSWORD_FILE='\(dir)/mqtt-password'\nOTHER=x\n".utf8)
+            .write(to: URL(fileURLWithPath: dir + "/pacer.env"))
+        let (account, _) = try NodeConfiguration.loadForControl(flags: .init(), environment: env, installedConfig: installed)
+        #expect(account.broker.username == "pacer" && account.broker.password == "pacer-secret")
+        var asCoach = env
+        asCoach["PACER_USERNAME"] = "coach"
+        let (coach, _) = try NodeConfiguration.loadForControl(flags: .init(), environment: asCoach, installedConfig: installed)
+        #expect(coach.broker.username == "coach")
 
         // A running node's record wins over the installed file.
         let record = LocalNodeRecord(pid: getpid(), settings: .init(broker: "mqtt://127.0.0.1:18831", node: "demo", dataDirectory: dir + "/data"))
@@ -90,6 +102,11 @@ import Testing
         let (flagged, flaggedTarget) = try NodeConfiguration.loadForControl(flags: .init(node: "gym"), environment: env, installedConfig: installed)
         #expect(flaggedTarget == .configuration(installed))
         #expect(flagged.nodeID == "gym" && flagged.broker.port == 1999)
+
+        // Another broker: not the installed node.
+        let (elsewhere, elsewhereTarget) = try NodeConfiguration.loadForControl(flags: .init(broker: "mqtt://127.0.0.1:18833"), environment: env, installedConfig: installed)
+        #expect(elsewhereTarget == .defaults)
+        #expect(elsewhere.broker.port == 18833 && elsewhere.broker.username == nil)
 
         // --config (or PACER_CONFIG) names the node: no record, no installed file.
         let (explicit, explicitTarget) = try NodeConfiguration.loadForControl(flags: .init(configFile: installed, node: "x"), environment: env, installedConfig: missing)

@@ -145,7 +145,9 @@ extension NodeConfiguration {
     /// variables and `--config`/`PACER_CONFIG` as for `pacer run`; with neither `--config`
     /// nor `PACER_CONFIG`, first the settings of the node `pacer run` started on this machine
     /// (``LocalNodeRecord``), else `/etc/pacer/pacer.yaml` when it can be read (the installed
-    /// node), else the built-in defaults. The record is used only when no flag or variable
+    /// node, with the account the service reads from `/etc/pacer/pacer.env` when that can be
+    /// read too: `sudo pacer list` on the Pi) unless `--broker`/`PACER_BROKER` names another
+    /// broker, else the built-in defaults. The record is used only when no flag or variable
     /// names a node (`--broker`, `--node`, `--data-dir`, … or their `PACER_…` variables): with
     /// one, the command is aimed at another node.
     ///
@@ -167,12 +169,37 @@ extension NodeConfiguration {
             settings.logLevel = flags.logLevel ?? env.logLevel
             return (try load(flags: settings, environment: environment), .localNode(record))
         }
-        if FileManager.default.isReadableFile(atPath: installedConfig) {
+        // The installed node's file unless the command names another broker.
+        if flags.broker == nil, env.broker == nil, FileManager.default.isReadableFile(atPath: installedConfig) {
             var withFile = flags
             withFile.configFile = installedConfig
-            return (try load(flags: withFile, environment: environment), .configuration(installedConfig))
+            // The node's own account on the local broker, which the service reads from
+            // pacer.env beside the file (deploy/install.sh writes it); the environment wins.
+            let envFile = (installedConfig as NSString).deletingLastPathComponent + "/pacer.env"
+            let merged = readEnvironmentFile(envFile).merging(environment) { _, given in given }
+            return (try load(flags: withFile, environment: merged), .configuration(installedConfig))
         }
         return (try load(flags: flags, environment: environment), .defaults)
+    }
+}
+
+extension NodeConfiguration {
+    /// The `PACER_…=value` lines of a systemd environment file (`#` comments, blank lines and
+    /// other names skipped; a value in double or single quotes is unquoted); empty when the
+    /// file cannot be read.
+    static func readEnvironmentFile(_ path: String) -> [String: String] {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [:] }
+        var values: [String: String] = [:]
+        for raw in text.split(whereSeparator: \.isNewline) {
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            guard line.hasPrefix("PACER_"), let eq = line.firstIndex(of: "=") else { continue }
+            var value = String(line[line.index(after: eq)...]).trimmingCharacters(in: .whitespaces)
+            if value.count >= 2, let first = value.first, first == "\"" || first == "'", value.last == first {
+                value = String(value.dropFirst().dropLast())
+            }
+            values[String(line[..<eq])] = value
+        }
+        return values
     }
 }
 
