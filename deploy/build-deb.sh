@@ -91,7 +91,7 @@ if [[ -d $repo/examples/dashboard ]] && [[ -n $(ls -A "$repo/examples/dashboard"
 else
   echo "build-deb.sh: warning: no examples/dashboard/: the package has an empty dashboard folder" >&2
 fi
-for f in README.md docs/deployment.md docs/configuration.md docs/API.md; do
+for f in README.md CHANGELOG.md docs/deployment.md docs/configuration.md docs/API.md; do
   [[ -f $repo/$f ]] && install -m 0644 "$repo/$f" "$pkg/usr/share/doc/pacer/$(basename "$f")"
 done
 cat > "$pkg/usr/share/doc/pacer/copyright" <<'EOF'
@@ -99,6 +99,11 @@ Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
 Upstream-Name: pacer
 Comment: A headless MQTT timer node. The binary links the Swift runtime and the Swift
  packages named in Package.swift statically (Apache-2.0 with Runtime Library Exception).
+
+Files: *
+License: Apache-2.0
+ On Debian systems, the full text of the Apache License 2.0 is in
+ /usr/share/common-licenses/Apache-2.0 (and in the source's LICENSE file).
 EOF
 find "$pkg" -type d -exec chmod 0755 {} +
 find "$pkg/usr/share" -type f -exec chmod go+r {} +
