@@ -16,11 +16,16 @@ import * as Flash from "./flash.js";   // a full-screen flash at each cue
 import * as S from "./speaker.js";     // the node's speaker (<base>/sound, the `sound` command)
 import { statesFromList } from "./desk.js"; // a `list` reply made into states (the snapshot fallback)
 import { classViewHref } from "./classview.js"; // the footer's link to the class view (class.html)
+import { legacyBroker } from "./legacy.js";       // an address giving the broker as host/port: read as broker=
 
 (function () {
 
   // ---- settings from the URL ------------------------------------------------------
-  const q = new URLSearchParams(location.search);
+  // An address that gives the broker in parts (host, port, path, tls) is read in its new form,
+  // with broker= (legacy.js); the footer says so.
+  const legacy = legacyBroker(location.search, location.href);
+  const pageSearch = () => { const l = legacyBroker(location.search, location.href); return l ? l.search : location.search; };
+  const q = new URLSearchParams(pageSearch());
   // The broker through the web server that serves this page (mqtt.js's defaultBroker);
   // `?broker=ws://host:9001` reaches a listener directly.
   const defaultBroker = PacerMQTT.defaultBroker(location.href);
@@ -51,7 +56,7 @@ import { classViewHref } from "./classview.js"; // the footer's link to the clas
     ring: $("ring"), bar: $("bar"), controls: $("controls"), toggle: $("toggle"), ack: $("ack"),
     grid: $("grid"), banner: $("banner"), conn: $("conn"), sync: $("sync"), sound: $("sound"), home: $("home"), classLink: $("class-link"),
     account: $("account"), newTimer: $("new-timer"),
-    flash: $("flash"), flashToggle: $("flash-toggle"),
+    flash: $("flash"), flashToggle: $("flash-toggle"), foot: $("foot"), legacyNote: $("legacy-note"),
     speakerBox: $("node-speaker"), speaker: $("speaker"), speakerVolume: $("speaker-volume"),
   };
 
@@ -84,7 +89,7 @@ import { classViewHref } from "./classview.js"; // the footer's link to the clas
   const media = { enabled: false, audio: null, handlers: {}, text: "", positionKey: "", timer: null };
   const wake = { want: false, lock: null, error: null, pending: false, refusedAt: 0 };
   const setup = { kind: "interval", mode: "new", timer: null, nameAuto: true, idAuto: true, fields: {}, params: {}, unchecked: false };
-  window.pacerDashboard = { app, cfg, sound, flash, media, wake, setup, localNow, nodeNow, go }; // for people debugging, and the tests
+  window.pacerDashboard = { app, cfg, legacy, sound, flash, media, wake, setup, localNow, nodeNow, go }; // for people debugging, and the tests
 
   function nodeNow() { return app.offset == null ? null : localNow() + app.offset; }
 
@@ -95,6 +100,12 @@ import { classViewHref } from "./classview.js"; // the footer's link to the clas
   function start() {
     el.body.dataset.view = cfg.timer ? "single" : "grid";
     el.body.classList.toggle("no-controls", !cfg.controls);
+    if (legacy) { // one line in the footer, shown on a wall without controls too
+      el.legacyNote.textContent = legacy.note;
+      el.legacyNote.hidden = false;
+      el.foot.classList.add("noted");
+      console.info("pacer: " + legacy.note);
+    }
     app.login = loadLogin();
     app.client = new PacerMQTT.Client(cfg.broker, {
       protocolVersion: cfg.mqtt, clientId, keepalive: 10,
@@ -134,6 +145,7 @@ import { classViewHref } from "./classview.js"; // the footer's link to the clas
       else if (document.documentElement.requestFullscreen) document.documentElement.requestFullscreen().catch(() => {});
     });
     render();
+    window.__pacerStarted = true; // boot.js: the page started (it explains on screen when not)
   }
 
   function setBase(base) {
@@ -154,7 +166,7 @@ import { classViewHref } from "./classview.js"; // the footer's link to the clas
   }
 
   function linkParams(over) {
-    const p = new URLSearchParams(location.search);
+    const p = new URLSearchParams(pageSearch());
     for (const [k, v] of Object.entries(over)) { if (v == null) p.delete(k); else p.set(k, v); }
     if (!p.get("node") && !p.get("base") && app.info) p.set("node", app.info.node);
     return p.toString();

@@ -6,8 +6,11 @@
 import * as PacerMQTT from "./mqtt.js";
 import { valueAt, fmt } from "./clock.js";
 import * as C from "./classview.js";
+import { legacyBroker } from "./legacy.js";
 
-const q = new URLSearchParams(location.search);
+// An address that gives the broker as host/port (legacy.js) is read with broker=, and says so.
+const legacy = legacyBroker(location.search, location.href);
+const q = new URLSearchParams(legacy ? legacy.search : location.search);
 const brokerURL = q.get("broker") || PacerMQTT.defaultBroker(location.href);
 const cfg = { node: q.get("node"), base: q.get("base"), timer: q.get("timer"), showSummary: q.get("summary") === "1" };
 const localNow = () => performance.timeOrigin + performance.now();
@@ -181,6 +184,8 @@ $("summary-hide").addEventListener("click", () => { app.hidden = true; render();
 window.addEventListener("resize", () => { render(); renderSummary(); });
 window.pacerClassRender = render; // for the browser suite
 render();
+if (legacy) { const n = $("legacy-note"); n.textContent = legacy.note; n.hidden = false; }
+window.__pacerStarted = true; // boot.js: the page started
 
 // The service worker of the wall page (sw.js), so a wall that shows this view reopens it from
 // the cache while the server is down (a secure context only, as there; ?sw=0: none).

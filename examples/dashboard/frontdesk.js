@@ -5,8 +5,11 @@
 // second flips, from a heap of the next flips (desk.js FlipHeap). See docs/dashboard.md.
 import * as PacerMQTT from "./mqtt.js";
 import { Desk, FlipHeap } from "./desk.js";
+import { legacyBroker } from "./legacy.js";
 
-const q = new URLSearchParams(location.search);
+// An address that gives the broker as host/port (legacy.js) is read with broker=, and says so.
+const legacy = legacyBroker(location.search, location.href);
+const q = new URLSearchParams(legacy ? legacy.search : location.search);
 const cfg = {
   broker: q.get("broker") || PacerMQTT.defaultBroker(location.href),
   root: (q.get("root") || "pacer").replace(/\/+$/, ""),
@@ -251,3 +254,5 @@ function flush() {
 }
 
 window.pacerDesk = { desk, flips, stats, cfg, client, localNow, rooms };
+if (legacy) { const n = document.getElementById("legacy-note"); n.textContent = legacy.note; n.hidden = false; }
+window.__pacerStarted = true; // boot.js: the page started

@@ -2,11 +2,14 @@
 
 Real parts only: lighttpd on 127.0.0.1 (free ports) serving the page over HTTP and HTTPS with
 the repository's configuration (deploy/lighttpd/) and a certificate from deploy/make-cert.sh,
-passing /mqtt on to a mosquitto's WebSocket listener; a real `pacer run`; Debian's Chromium
+passing /mqtt on to a mosquitto's WebSocket listener (and, for the page that cannot start,
+mosquitto's http_dir and a Python server that sends the wrong type); a real `pacer run`; Debian's Chromium
 driven by Selenium, trusting the local CA through an NSS db in its own HOME (as a phone that
 installed the CA), and a second Chromium that does not. Prints a few lines per check with the
 measured figures; artefacts (screenshots, logs) go to .test-logs/browser/.
 """
+import functools
+import http.server
 import json
 import os
 import re
@@ -17,6 +20,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from selenium import webdriver
@@ -92,6 +96,7 @@ class Env:
             for f in files:
                 os.chmod(os.path.join(d, f), 0o644)
         self.mqtt_port, self.ws_port, self.ro_port, self.auth_port = free_port(), free_port(), free_port(), free_port()
+        self.httpdir_port = free_port()
         self.http_port, self.https_port = free_port(), free_port()
         self.web = None
         # The local CA and the server's certificate, for the name pacer-test(.local) (Chromium
@@ -129,10 +134,13 @@ class Env:
                     "listener %d 127.0.0.1\nprotocol websockets\nallow_anonymous true\n"
                     "listener %d 127.0.0.1\nprotocol websockets\nallow_anonymous true\nacl_file %s\n"
                     "listener %d 127.0.0.1\nprotocol websockets\nallow_anonymous true\npassword_file %s\nacl_file %s\n"
-                    % (self.mqtt_port, self.ws_port, self.ro_port, self.acl, self.auth_port, self.passwd, self.acl))
+                    # The page from mosquitto's own http_dir, as earlier docs served it (no Content-Type).
+                    "listener %d 127.0.0.1\nprotocol websockets\nallow_anonymous true\nhttp_dir %s\n"
+                    % (self.mqtt_port, self.ws_port, self.ro_port, self.acl, self.auth_port, self.passwd, self.acl,
+                       self.httpdir_port, self.www))
         log = open(os.path.join(ART, "mosquitto.log"), "a")
         self.broker = subprocess.Popen(["mosquitto", "-c", conf], stdout=log, stderr=subprocess.STDOUT)
-        assert all(wait_port(p) for p in (self.mqtt_port, self.ws_port, self.ro_port, self.auth_port)), "mosquitto did not start (see mosquitto.log)"
+        assert all(wait_port(p) for p in (self.mqtt_port, self.ws_port, self.ro_port, self.auth_port, self.httpdir_port)), "mosquitto did not start (see mosquitto.log)"
 
     def start_web(self):
         """lighttpd with deploy/lighttpd/pacer.conf and pacer-https.conf, as scripts/run fills them in."""
@@ -1352,6 +1360,113 @@ def test_sign_in(env, pages):
     check(pages.js("return window.pacerDashboard.app.login.from") == "url" and pages.text("account") == "Signed in as coach", "user/pass in the URL (kiosks) still sign in")
     pages.close(h)
 
+class OctetStream(http.server.SimpleHTTPRequestHandler):
+    """Python's file server with .js sent as application/octet-stream (as on a machine whose
+    types say so): the page's modules do not run there."""
+    extensions_map = dict(http.server.SimpleHTTPRequestHandler.extensions_map, **{".js": "application/octet-stream"})
+
+    def log_message(self, *args):
+        pass
+
+
+def test_older_address_and_no_start(env, pages):
+    """A kiosk address of an older form (host/port) shows the running clock through the
+    broker's own WebSocket listener and says in the footer what the new form is; a page whose
+    modules do not start (scripts sent as application/octet-stream, or with no type by
+    mosquitto's http_dir, or opened as a file) says why on screen instead of "connecting…".
+    One window, going from address to address."""
+    if env.state("clock")["status"] != "running":
+        env.pub(BASE + "/timers/clock/cmd", "start")
+    h = pages.open("index.html?node=%s&timer=clock&host=127.0.0.1&port=%d" % (NODE, env.ws_port), size=WALL)
+    live = lambda: pages.js("return !!window.pacerDashboard && window.pacerDashboard.app.brokerUp") and pages.phase() == "countdown"
+    wait(live, 10, "the old address's page live")
+    wait(lambda: pages.js("const a = window.pacerDashboard.app; return a.syncMethod == 'time' && !a.syncing"), 10, "its clock measured")
+    st = env.state("clock")
+    for _ in range(4):
+        if 60 < (st["ends_at_ms"] - pages.js("return window.__realNow()")) % 1000 < 940:
+            break
+        time.sleep(0.25)
+    shown, now = pages.js("return [document.getElementById('digits').textContent, window.__realNow()]")
+    want = fmt(int(-(-(st["ends_at_ms"] - now) // 1000)))
+    broker = pages.js("return window.pacerDashboard.cfg.broker")
+    check(broker == "ws://127.0.0.1:%d" % env.ws_port and shown == want,
+          "host=127.0.0.1&port=%d: connected to %s, the running clock's %s (the node's %s)" % (env.ws_port, broker, shown, want))
+    note = lambda: pages.js("const n = document.getElementById('legacy-note'), r = n.getBoundingClientRect();"
+                            "return [n.textContent, r.height > 0 && r.bottom <= innerHeight && r.right <= innerWidth]")
+    new = "?node=%s&timer=clock&broker=ws://127.0.0.1:%d" % (NODE, env.ws_port)
+    text, on_screen = note()
+    check(on_screen and text == "This address gives the broker as host/port (an older form); the new form is " + new,
+          "the footer's note, on screen: %r" % text)
+    home = pages.js("const p = new URLSearchParams(document.getElementById('home').search); return [p.get('broker'), p.has('host'), p.has('port')]")
+    check(home == ["ws://127.0.0.1:%d" % env.ws_port, False, False], "the page's own links take the new form (All timers: %s)" % home)
+    pages.shot("older-address-1920x1080")
+    pages.shot("older-address-phone", PHONE)
+    text, on_screen = note()
+    check(on_screen, "at phone size the note is on screen too")
+    # A wall without controls: its footer shows the note alone.
+    pages.size(*WALL)
+    pages.d.get("http://127.0.0.1:%d/?node=%s&timer=clock&controls=0&host=127.0.0.1&port=%d" % (env.http_port, NODE, env.ws_port))
+    wait(live, 10, "the old wall address live")
+    got = pages.js("return [...document.querySelectorAll('#foot > *')].filter(e => e.getClientRects().length).map(e => e.id)")
+    text, on_screen = note()
+    check(got == ["legacy-note"] and on_screen, "controls=0: the footer shows the note alone (%s)" % got)
+    pages.shot("older-address-wall-1920x1080")
+    # The front desk and the class view read them too.
+    pages.d.get("http://127.0.0.1:%d/frontdesk.html?host=127.0.0.1&port=%d" % (env.http_port, env.ws_port))
+    wait(lambda: pages.js("return !!window.pacerDesk && window.pacerDesk.client.connected && window.pacerDesk.desk.nodes.size > 0"), 10, "the front desk live")
+    got = pages.js("return [window.pacerDesk.cfg.broker, document.getElementById('legacy-note').textContent]")
+    check(got == ["ws://127.0.0.1:%d" % env.ws_port, "This address gives the broker as host/port (an older form); the new form is ?broker=ws://127.0.0.1:%d" % env.ws_port],
+          "the front desk with host/port: %s" % got)
+    pages.d.get("http://127.0.0.1:%d/class.html?node=%s&timer=clock&host=127.0.0.1&port=%d" % (env.http_port, NODE, env.ws_port))
+    wait(lambda: pages.js("return !!window.pacerClass && window.pacerClass.up"), 10, "the class view live")
+    got = pages.js("const n = document.getElementById('legacy-note'); return [n.getClientRects().length > 0, n.textContent.startsWith('This address gives the broker as host/port')]")
+    check(got == [True, True], "the class view with host/port: connected, the note shown (%s)" % got)
+
+    # The page served with .js as application/octet-stream: the reason, on screen, at once.
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(OctetStream, directory=env.www))
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    problem = ("const b = document.getElementById('start-problem'), r = b && b.getBoundingClientRect();"
+               "return b && r.height > 0 && r.top >= 0 && r.bottom <= innerHeight ? b.innerText : null")
+    octet = "http://127.0.0.1:%d/?node=%s&timer=clock" % (srv.server_address[1], NODE)
+    try:
+        t0 = time.time()
+        pages.d.get(octet)
+        text = wait(lambda: pages.js(problem), 5, "the page's explanation")
+        secs = time.time() - t0
+        conn = pages.text("conn")
+        check("the wrong type (application/octet-stream instead of text/javascript)" in text and "bash scripts/run" in text
+              and "deploy/lighttpd/" in text and conn != "connecting…" and pages.js("return typeof window.pacerDashboard") == "undefined",
+              "scripts sent as application/octet-stream: on screen within %.1f s, the footer %r: %r" % (secs, conn, text))
+        pages.shot("no-start-wrong-type-1920x1080")
+        pages.shot("no-start-wrong-type-phone", PHONE)
+        pages.size(*WALL)
+        # A browser without modules (simulated: Chromium without noModule): the page says so.
+        sim = pages.d.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": "delete HTMLScriptElement.prototype.noModule;"})
+        try:
+            pages.d.get(octet + "&old=1")
+            text = wait(lambda: pages.js(problem), 5, "the old browser's explanation")
+            check(text.startswith("Pacer cannot start\nThis browser is too old"), "a browser without modules (simulated): %r" % text)
+        finally:
+            pages.d.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": sim["identifier"]})
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    # mosquitto's http_dir (what earlier docs set up): no Content-Type at all.
+    pages.d.get("http://127.0.0.1:%d/?node=%s&timer=clock&controls=0" % (env.httpdir_port, NODE))
+    text = wait(lambda: pages.js(problem), 5, "the explanation under mosquitto's http_dir")
+    check("without saying they are JavaScript" in text and "mosquitto's http_dir" in text, "mosquitto's http_dir, controls=0: %r" % text)
+    pages.shot("no-start-http-dir-1920x1080")
+    pages.d.get("http://127.0.0.1:%d/frontdesk.html" % env.httpdir_port)
+    text = wait(lambda: pages.js(problem), 5, "the front desk's explanation")
+    check("without saying they are JavaScript" in text and pages.text("conn") != "connecting…", "the front desk under http_dir: %r" % text)
+    # Opened as a file.
+    pages.d.get("file://%s/index.html?node=%s" % (env.www, NODE))
+    text = wait(lambda: pages.js(problem), 5, "the explanation for a file")
+    check("opened as a file" in text, "opened as a file: %r" % text)
+    pages.shot("no-start-file-phone", PHONE)
+    if len(pages.d.window_handles) > 1:
+        pages.close(h)
+
 
 def test_installable(env, pages):
     """The manifest and icons; the page over plain HTTP from a host name (no secure context, no
@@ -1577,6 +1692,7 @@ def main():
                          ("the class view", lambda: test_class_view(env, pages)),
                          ("sign in", lambda: test_sign_in(env, pages)),
                          ("the node's speaker, the flash, a rest back to ready", lambda: test_speaker_flash_and_rest(env, pages)),
+                         ("older addresses; a page that cannot start", lambda: test_older_address_and_no_start(env, pages)),
                          ("installable", lambda: test_installable(env, pages))):
             if only and name not in only:
                 continue
