@@ -86,6 +86,9 @@ install -m 0644 "$here/journald-pacer.conf" "$pkg/usr/share/pacer/journald-pacer
 for f in pacer.conf acl.example bridge.example.conf; do
   install -m 0644 "$here/mosquitto/$f" "$pkg/usr/share/pacer/mosquitto/$f"
 done
+# The page on mosquitto's WebSocket port that sends old :9001 addresses on to lighttpd
+# (pacer.conf's http_dir).
+install -D -m 0644 "$here/mosquitto/moved/index.html" "$pkg/usr/share/pacer/moved/index.html"
 if [[ -d $repo/examples/dashboard ]] && [[ -n $(ls -A "$repo/examples/dashboard") ]]; then
   cp -R --no-preserve=ownership "$repo/examples/dashboard/." "$pkg/usr/share/pacer/dashboard/"
 else

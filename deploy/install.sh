@@ -321,6 +321,16 @@ setup_broker() {
   broker_group=$(owner root mosquitto)
   install_conffile 0644 "" "$mosq_src/pacer.conf" "$mosq_conf"
   install_conffile 0640 "$broker_group" "$mosq_src/acl.example" "$mosq_acl"
+  # The page that sends a screen still opening :9001 (where earlier versions served the page)
+  # on to lighttpd: pacer.conf's http_dir, without which mosquitto does not start. The
+  # package ships it in place already.
+  local moved_src=$mosq_src/moved/index.html
+  [[ -f $moved_src ]] || moved_src=$here/moved/index.html
+  [[ -f $moved_src ]] || die "no moved/index.html (the page mosquitto's http_dir serves on 9001) beside this script: reinstall the package or run this from the source"
+  if [[ $moved_src != "$share/moved/index.html" ]]; then
+    ensure_dir 0755 "" "$share/moved"
+    install_file 0644 "" "$moved_src" "$share/moved/index.html"
+  fi
 
   # The node's account: a random password in /etc/pacer/mqtt-password (root:pacer 0640),
   # its hash in mosquitto's password file. Kept when both exist.
