@@ -276,6 +276,9 @@ public enum Doctor {
             }
             if let offset = ClockOffset(samples: samples) {
                 checks.append(DoctorVerdict.clock(offsetMs: offset.offsetMs, roundTripMs: offset.roundTripMs))
+                if let slow = DoctorVerdict.roundTrip(checks[0], roundTripMs: offset.roundTripMs, brokerIsLocal: isLocal(host)) {
+                    checks[0] = slow
+                }
             } else {
                 checks.append(.problem("clock", "the node says it is online but did not answer a clock request on \(onTimeTopic ? topics.time : topics.command) within \(seconds(timeout))",
                                        fix: "restart the node (sudo systemctl restart pacer, or its pacer run); if the broker has an ACL, let this account write \(onTimeTopic ? topics.time : topics.command) (deploy/mosquitto/acl.example lets everyone write pacer/+/time)"))
@@ -322,6 +325,9 @@ public enum Doctor {
         let haStatus = session.last(statusTopic)?.message.payloadString
         let haText = haStatus == "online" ? "Home Assistant announced itself (\(statusTopic) online)"
             : "no sign of Home Assistant on this broker (\(statusTopic) not retained or not heard; fine without Home Assistant; otherwise point its MQTT integration at this broker)"
+        if configTopics.isEmpty {
+            return .ok("home_assistant", "discovery is on; the node has no timers to announce yet; \(haText)")
+        }
         guard missing.isEmpty else {
             return .warning("home_assistant", "discovery is on, but \(missing.count) of \(configTopics.count) timers have no discovery config on the broker (\(missing.first!)); \(haText)",
                             fix: "restart the node so it announces them (sudo systemctl restart pacer, or its pacer run); with an ACL, the node's account needs readwrite on \(prefix)/# (deploy/mosquitto/acl.example)")

@@ -92,7 +92,7 @@ extension Pacer {
             switch target {
             case .localNode(let record):
                 description = "the node `pacer run` started here (pid \(record.pid)" + (record.settings.configFile.map { ", \($0)" } ?? "") + ")"
-                if pageChoice == nil, let url = record.pageURL { pageChoice = (url, "the page scripts/run serves for this node") }
+                if pageChoice == nil, let url = record.pageURL { pageChoice = (url, "the page `pacer run` was given, PACER_PAGE_URL") }
             case .configuration(let file) where file == installedConfig:
                 description = "\(file), the installed node's\(account)"
                 installed = true
@@ -101,7 +101,10 @@ extension Pacer {
             case .configuration(let file):
                 description = "the configuration \(file)"
             case .defaults:
-                description = "no configuration file (no `pacer run` here, no \(installedConfig)): the built-in defaults"
+                let given = node.overrides.broker ?? node.overrides.node ?? node.overrides.baseTopic ?? node.overrides.dataDirectory
+                    ?? ConfigurationOverrides.environment(environment).broker ?? ConfigurationOverrides.environment(environment).node
+                description = given != nil ? "no configuration file: the built-in defaults with the flags and PACER_… variables given"
+                                           : "no configuration file (no `pacer run` here, no \(installedConfig)): the built-in defaults"
             }
             if pageChoice == nil { pageChoice = installedPage }
 

@@ -122,3 +122,16 @@ struct DoctorVerdictTests {
         #expect(!DoctorBrokerSession.matches("pacer/gym", "pacer/gym/status"))
     }
 }
+
+@Suite("pacer doctor: a slow local broker")
+struct DoctorRoundTripTests {
+    @Test func aLocalBrokerThatTakes40msIsMissingSetTcpNodelay() throws {
+        let reached = DoctorCheck.ok("broker", "mqtt://127.0.0.1:1883 reached")
+        let slow = try #require(DoctorVerdict.roundTrip(reached, roundTripMs: 41, brokerIsLocal: true))
+        #expect(slow.status == .warning)
+        #expect(slow.message.hasPrefix("mqtt://127.0.0.1:1883 reached; but a request and its reply take 41 ms"))
+        #expect(slow.fix?.contains("`set_tcp_nodelay true`") == true)
+        #expect(DoctorVerdict.roundTrip(reached, roundTripMs: 1, brokerIsLocal: true) == nil)
+        #expect(DoctorVerdict.roundTrip(reached, roundTripMs: 41, brokerIsLocal: false) == nil, "over a network 40 ms may be the network")
+    }
+}
