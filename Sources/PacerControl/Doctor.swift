@@ -111,7 +111,14 @@ public enum Doctor {
         report.checks.append(await ntpCheck(nodeSays: nodeClockSynchronized, timeout: setup.timeout))
 
         // 5. The page and its way to the broker.
-        report.checks += await pageChecks(setup)
+        var page = await pageChecks(setup)
+        // With the broker down, the page's way to it fails too: the broker's fix comes first.
+        if report.checks.contains(where: { $0.id == "broker" && $0.status == .problem }),
+           let index = page.firstIndex(where: { $0.id == "websocket" && $0.status == .problem }) {
+            page[index].message += " (the broker itself cannot be reached: see broker above)"
+            page[index].fix = "first the broker's fix above, then pacer doctor again"
+        }
+        report.checks += page
 
         // 6. The data directory.
         if let node = setup.node {
@@ -327,6 +334,12 @@ public enum Doctor {
             : "no sign of Home Assistant on this broker (\(statusTopic) not retained or not heard; fine without Home Assistant; otherwise point its MQTT integration at this broker)"
         if configTopics.isEmpty {
             return .ok("home_assistant", "discovery is on; the node has no timers to announce yet; \(haText)")
+        }
+        if missing.count == configTopics.count {
+            // mosquitto grants a subscription its ACL forbids and then delivers nothing: none
+            // at all may mean this account may not read them.
+            return .warning("home_assistant", "discovery is on, but no discovery config of the node's \(configTopics.count) timer\(configTopics.count == 1 ? "" : "s") reached this account (\(missing.first!)): the node has not published them, or the broker's ACL does not let \(node.mqtt.username ?? "an anonymous client") read \(prefix)/#; \(haText)",
+                            fix: "on the node's machine, sudo pacer doctor checks with the node's own account; if they are still missing, restart the node (sudo systemctl restart pacer, or its pacer run), and with an ACL give the node's account readwrite on \(prefix)/# (deploy/mosquitto/acl.example)")
         }
         guard missing.isEmpty else {
             return .warning("home_assistant", "discovery is on, but \(missing.count) of \(configTopics.count) timers have no discovery config on the broker (\(missing.first!)); \(haText)",

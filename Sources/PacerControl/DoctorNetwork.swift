@@ -241,7 +241,7 @@ public enum DoctorHTTP {
                                           timeout: left + .milliseconds(500))
         guard let run else { return .failure(.failed("cannot check an https:// page here: curl is not installed (sudo apt install curl)")) }
         guard run.status == 0, let response = parse(run.output, complete: true) else {
-            let why = String(decoding: run.errorOutput, as: UTF8.self).trimmingWhitespace()
+            let why = String(decoding: run.errorOutput, as: UTF8.self).split(separator: "\n").first?.trimmingWhitespace() ?? ""
             return .failure(.failed(why.isEmpty ? "curl could not fetch \(url.absoluteString)" : String(why)))
         }
         return .success(response)

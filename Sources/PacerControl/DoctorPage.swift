@@ -150,6 +150,10 @@ public enum DoctorPage {
     public static func verdict(index: Fetched, scripts: [Fetched], source: String) -> DoctorCheck {
         let serveFix = "serve the page with lighttpd as deploy/lighttpd/pacer.conf does: sudo deploy/install.sh --broker-only (from the package: sudo /usr/share/pacer/install.sh --broker-only); then open http://<this machine>/ (docs/deployment.md, \"The page: lighttpd, HTTPS\")"
         guard let status = index.status else {
+            if index.failure?.contains("certificate") == true {
+                return .problem("page", "\(index.url) (\(source)): \(index.failure ?? "")",
+                                fix: "this machine does not trust the page's certificate: trust the Pi's certificate authority (docs/dashboard.md, \"HTTPS on the gym's network\"), or check the page's http:// address with --page")
+            }
             return .problem("page", "\(index.url) (\(source)): \(index.failure ?? "no answer")",
                             fix: "start the page's web server (installed: sudo systemctl start lighttpd, its log: journalctl -u lighttpd), or give the wall clock's address with --page URL")
         }
