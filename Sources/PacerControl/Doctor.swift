@@ -197,18 +197,18 @@ public enum Doctor {
         var configuration = node.mqtt
         configuration.connectTimeout = timeout
         configuration.shutdownTimeout = .seconds(1)
-        let session: DoctorBrokerSession
+        let connection: DoctorBrokerConnection
         do {
-            session = try DoctorBrokerSession(configuration: configuration, baseTopic: node.baseTopic)
+            connection = try DoctorBrokerConnection(configuration: configuration, baseTopic: node.baseTopic)
         } catch {
             return BrokerFindings(checks: [.problem("broker", "cannot set up the connection to \(node.brokerURL): \(error)",
                                                     fix: "check the broker's settings (\(where_)) and --ca-file")] + skippedRest,
                                   homeAssistant: haSkipped)
         }
         do {
-            try await session.connect()
+            try await connection.connect()
         } catch {
-            await session.disconnect()
+            await connection.disconnect()
             let account = node.mqtt.username.map { "the account \($0)" } ?? "no account (anonymous)"
             let check: DoctorCheck = switch error.code {
             case .badCredentials, .notAuthorized:
@@ -226,21 +226,21 @@ public enum Doctor {
 
         var checks: [DoctorCheck] = []
         let version: String
-        if session.mqtt.protocolVersion == .v5 {
+        if connection.mqtt.protocolVersion == .v5 {
             version = "speaks MQTT 5"
         } else if node.mqttVersion == "3.1.1" {
             version = "MQTT 3.1.1 (as configured; MQTT 5 not asked)"
         } else {
-            version = "speaks MQTT 3.1.1 only" + (session.mqtt.versionFallbackReason.map { " (\($0))" } ?? "")
+            version = "speaks MQTT 3.1.1 only" + (connection.mqtt.versionFallbackReason.map { " (\($0))" } ?? "")
         }
         let account = node.mqtt.username.map { "logged in as \($0)" } ?? "anonymous"
         checks.append(.ok("broker", "\(node.brokerURL) reached\(node.mqtt.tls == nil ? "" : " over TLS"), \(account), \(version)"))
 
         // 3. The node: its retained status and info.
-        let topics = session.topics
-        _ = await session.wait(upTo: timeout) { session.last(topics.status) != nil && session.last(topics.info) != nil }
-        let status = session.last(topics.status)?.message.payloadString
-        let info = session.last(topics.info).flatMap { try? JSONValue.parse($0.message.payload) }
+        let topics = connection.topics
+        _ = await connection.wait(upTo: timeout) { connection.last(topics.status) != nil && connection.last(topics.info) != nil }
+        let status = connection.last(topics.status)?.message.payloadString
+        let info = connection.last(topics.info).flatMap { try? JSONValue.parse($0.message.payload) }
         let startNode = setup.installed
             ? "start the node: sudo systemctl start pacer (why it stopped: journalctl -u pacer -n 50)"
             : "start the node: pacer run (or bash scripts/run); installed as a service: sudo systemctl start pacer, its log: journalctl -u pacer -n 50"
@@ -267,7 +267,7 @@ public enum Doctor {
         case "offline":
             checks.append(.problem("node", "the node at \(node.baseTopic) is offline (its \(topics.status) says so): it stopped or lost the broker", fix: startNode))
         default:
-            let others = await otherNodes(session, excluding: node.baseTopic)
+            let others = await otherNodes(connection, excluding: node.baseTopic)
             let seen = others.isEmpty ? "no other node either" : "nodes on this broker: \(others.joined(separator: ", "))"
             checks.append(.problem("node", "no node at \(node.baseTopic): nothing was ever published on \(topics.status) (\(seen))",
                                    fix: startNode + (others.isEmpty ? "" : "; if it runs under another id, give it: --node ID (node: in the configuration)")))
@@ -278,7 +278,7 @@ public enum Doctor {
             let onTimeTopic = info?["capabilities"]?.array?.contains(.string("time_topic")) ?? true
             var samples: [ClockOffset.Sample] = []
             for _ in 0..<5 {
-                guard let sample = await session.timeSample(onTimeTopic: onTimeTopic, timeout: timeout) else { break }
+                guard let sample = await connection.timeSample(onTimeTopic: onTimeTopic, timeout: timeout) else { break }
                 samples.append(sample)
             }
             if let offset = ClockOffset(samples: samples) {
@@ -295,23 +295,23 @@ public enum Doctor {
         }
 
         // 9. Home Assistant (shown last).
-        let homeAssistant = await homeAssistantCheck(session, node: node, online: online, info: info, timeout: timeout)
-        await session.disconnect()
+        let homeAssistant = await homeAssistantCheck(connection, node: node, online: online, info: info, timeout: timeout)
+        await connection.disconnect()
         return BrokerFindings(checks: checks, homeAssistant: homeAssistant, nodeClockSynchronized: info?["clock_synchronized"]?.bool)
     }
 
     /// The other nodes that announced themselves on this broker (`pacer/+/status`).
-    static func otherNodes(_ session: DoctorBrokerSession, excluding base: String) async -> [String] {
-        guard await session.subscribe(["pacer/+/status"]).isEmpty else { return [] }
+    static func otherNodes(_ connection: DoctorBrokerConnection, excluding base: String) async -> [String] {
+        guard await connection.subscribe(["pacer/+/status"]).isEmpty else { return [] }
         try? await Task.sleep(for: .milliseconds(500))
-        return session.heard(matching: "pacer/+/status").keys
+        return connection.heard(matching: "pacer/+/status").keys
             .map { String($0.dropLast("/status".count)) }
             .filter { $0 != base }
             .map { $0.hasPrefix("pacer/") ? String($0.dropFirst("pacer/".count)) : $0 }
             .sorted()
     }
 
-    static func homeAssistantCheck(_ session: DoctorBrokerSession, node: DoctorSetup.Node, online: Bool,
+    static func homeAssistantCheck(_ connection: DoctorBrokerConnection, node: DoctorSetup.Node, online: Bool,
                                    info: JSONValue?, timeout: Duration) async -> DoctorCheck {
         guard let prefix = node.homeAssistantPrefix else {
             return .skipped("home_assistant", "discovery is off (home_assistant.enabled: false)")
@@ -320,16 +320,16 @@ public enum Doctor {
         let timers = info?["timers"]?.array?.compactMap { $0["id"]?.string } ?? []
         let configTopics = timers.map { "\(prefix)/device/\(node.nodeID)_\($0)/config" }
         let statusTopic = "\(prefix)/status"
-        let refused = await session.subscribe(configTopics + [statusTopic])
+        let refused = await connection.subscribe(configTopics + [statusTopic])
         if !refused.isEmpty {
             return .skipped("home_assistant", "this account may not read \(prefix)/#, so the discovery configs could not be checked (give an account that may, with --username)")
         }
-        _ = await session.wait(upTo: min(timeout, .seconds(1))) {
-            configTopics.allSatisfy { session.last($0) != nil }
+        _ = await connection.wait(upTo: min(timeout, .seconds(1))) {
+            configTopics.allSatisfy { connection.last($0) != nil }
         }
         try? await Task.sleep(for: .milliseconds(200))  // a retained homeassistant/status, if any
-        let missing = configTopics.filter { (session.last($0)?.message.payload.isEmpty ?? true) }
-        let haStatus = session.last(statusTopic)?.message.payloadString
+        let missing = configTopics.filter { (connection.last($0)?.message.payload.isEmpty ?? true) }
+        let haStatus = connection.last(statusTopic)?.message.payloadString
         let haText = haStatus == "online" ? "Home Assistant announced itself (\(statusTopic) online)"
             : "no sign of Home Assistant on this broker (\(statusTopic) not retained or not heard; fine without Home Assistant; otherwise point its MQTT integration at this broker)"
         if configTopics.isEmpty {

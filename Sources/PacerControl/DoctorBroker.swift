@@ -10,7 +10,7 @@ import Synchronization
 /// read-only account may use.
 ///
 /// Threading: `Sendable`; what was heard is behind a `Mutex`, written by one routing task.
-final class DoctorBrokerSession: Sendable {
+final class DoctorBrokerConnection: Sendable {
     /// A message as heard, with this machine's clock when it came.
     struct Heard: Sendable {
         var message: MQTTMessage

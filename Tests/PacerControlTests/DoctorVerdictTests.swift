@@ -116,10 +116,10 @@ struct DoctorVerdictTests {
     }
 
     @Test func topicFiltersMatchLikeTheBroker() {
-        #expect(DoctorBrokerSession.matches("pacer/+/status", "pacer/gym/status"))
-        #expect(!DoctorBrokerSession.matches("pacer/+/status", "pacer/gym/timers/a/status"))
-        #expect(DoctorBrokerSession.matches("homeassistant/#", "homeassistant/device/gym_main/config"))
-        #expect(!DoctorBrokerSession.matches("pacer/gym", "pacer/gym/status"))
+        #expect(DoctorBrokerConnection.matches("pacer/+/status", "pacer/gym/status"))
+        #expect(!DoctorBrokerConnection.matches("pacer/+/status", "pacer/gym/timers/a/status"))
+        #expect(DoctorBrokerConnection.matches("homeassistant/#", "homeassistant/device/gym_main/config"))
+        #expect(!DoctorBrokerConnection.matches("pacer/gym", "pacer/gym/status"))
     }
 }
 
