@@ -13,7 +13,7 @@ struct Pacer: AsyncParsableCommand {
         version: PacerVersion.current,
         subcommands: [Run.self, CheckConfig.self, History.self,
                       Start.self, Pause.self, Resume.self, Toggle.self, Cancel.self, Reset.self, Finish.self, Skip.self, Back.self,
-                      Adjust.self, Ack.self, Snooze.self, Delete.self, Status.self, List.self, Watch.self, Athlete.self, Sound.self],
+                      Adjust.self, Ack.self, Snooze.self, Delete.self, Status.self, List.self, Watch.self, Athlete.self, Sound.self, Doctor.self],
         defaultSubcommand: nil
     )
 }
