@@ -13,6 +13,7 @@ Each time: the wall-clock URL the script prints opens in Chromium and shows the 
 `pacer history` with no flags reach the node; Ctrl-C stops the node, the broker and lighttpd
 (by PID and by their paths), and in b the broker on :1883 still answers.
 """
+import json
 import os
 import re
 import shlex
@@ -223,6 +224,18 @@ def scenario(name, ports, beside):
         r = pacer("history")
         check(r.returncode == 0 and "kitchen" in r.stdout, "%s: `pacer history` with no flags shows the kitchen's start%s"
               % (name, "" if r.returncode == 0 else ": " + r.stderr.strip()[-300:]))
+        # `pacer doctor` with no flags: the whole set-up scripts/run made is well (the node, the
+        # page's scripts and its WebSocket way to the broker through lighttpd, the clock).
+        r = pacer("doctor", "--json")
+        try:
+            report = json.loads(r.stdout)
+            checks = {c["id"]: c["status"] for c in report["checks"]}
+        except (ValueError, KeyError, TypeError):
+            checks = {}
+        wanted = ["configuration", "broker", "node", "clock", "page", "websocket", "data_dir"]
+        check(r.returncode == 0 and all(checks.get(c) == "ok" for c in wanted),
+              "%s: `pacer doctor` with no flags finds all well (%s)%s" % (name, ", ".join("%s %s" % (c, checks.get(c)) for c in wanted),
+                                                                        "" if r.returncode == 0 else ": " + (r.stdout + r.stderr)[-600:]))
         driver.get("about:blank")   # no page holds a WebSocket open through the stop
 
         # Ctrl-C, as a person stops it.
