@@ -26,7 +26,7 @@ expectation:
 - `hr:<bpm>`: no reply, and the bound timer's state shows that bpm (a valid reading);
 - `ha_online`: no reply, and the node publishes its discovery configs again.
 
-Timers the cases use (the node's YAML in scripts/reliability_suite/hostile.py): `hx` (idle:
+Timers the cases use (the node's YAML in Tests/harness/reliability/hostile.py): `hx` (idle:
 the target of hostile commands, which must all be refused), `okt` (for the valid cases that
 start a timer), `okc<N>` / `hs<N>` (fresh ids: created only by valid cases, or by a hostile one
 wrongly accepted). Python 3 standard library only.
