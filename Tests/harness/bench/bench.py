@@ -28,13 +28,13 @@ What it measures (the node's own process from /proc: all its threads):
 --restore-only N measures only N running timers (RSS, /proc/PID/smaps_rollup), the restore after a
 SIGKILL and then the churn (RSS every --churn-sample seconds), without floors or levels.
 The C side (Tests/harness/bench/benchc.c) is compiled with cc against libmosquitto-dev.
---pi measures a Raspberry Pi's budget (issue 26), each figure confined and unconfined in the same
+--pi measures a Raspberry Pi's budget, each figure confined and unconfined in the same
 run: idle CPU, start -> online, 1,000 countdowns started at different instants (their flips'
 lateness), and their restore after a SIGKILL (start -> last retained state). Confined means the
 node alone on one core at --pi-share of it (a cgroup: cpuset to one CPU, CFS quota 1 ms of every
 3 ms for 0.33; a short period, so the node is slowed like a slow core rather than stopped for
 tens of milliseconds at a time); the broker and the measuring clients are not confined.
---gym-day measures what a reference gym day writes to the data directory's device (issue 26:
+--gym-day measures what a reference gym day writes to the data directory's device (an SD card:
 bytes per transition, per command, per day, beside the floor of one synced page per command);
 Tests/harness/bench/gymday.py says how.
 --smoke runs everything for seconds with tiny levels (CI: checks the harness, not the figures).
@@ -254,7 +254,7 @@ def spin_rate(cgroup, seconds=2.0):
 
 
 def pi_budget(args, port):
-    """The Pi's budget (issue 26): each figure confined (one core at args.pi_share) and not."""
+    """The Pi's budget: each figure confined (one core at args.pi_share) and not."""
     n = 10 if args.smoke else 1000
     cgroup = pi_cgroup(args.pi_share)
     r = {"timers": n, "share": args.pi_share, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What a node writes to its data directory's device in a reference gym day (issue 26).
+"""What a node writes to its data directory's device in a reference gym day (an SD card's wear).
 
     python3 Tests/harness/bench/gymday.py --binary PATH [--seconds 120] [--json FILE]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What mosquitto writes to the Pi's SD card in a reference gym day, by persistence setting (issue 26).
+"""What mosquitto writes to the Pi's SD card in a reference gym day, by persistence setting.
 
     sudo python3 Tests/harness/bench/pi-broker-writes.py --binary PATH [--seconds 300] [--json FILE]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What the node's log costs the Pi's SD card through journald, per event and per day (issue 26).
+"""What the node's log costs the Pi's SD card through journald, per event and per day.
 
     sudo python3 Tests/harness/bench/pi-journald-writes.py --binary PATH [--json FILE]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What the node's data directory costs an SD card's filesystem in a reference gym day (issue 26).
+"""What the node's data directory costs an SD card's filesystem in a reference gym day.
 
     sudo python3 Tests/harness/bench/pi-node-device.py --binary PATH [--seconds 60] [--json FILE]
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Many rooms on one broker, on loopback (issue 31): N real `pacer run` processes (distinct node
-ids and data directories), each with T running countdowns started at different instants, and
-a subscriber on `pacer/+/timers/+/remaining` measuring each flip's lateness (arrival minus the
-instant the value became true, ends_at_ms - value * 1000: Tests/harness/bench/benchc.c `sub`, the
-measure of scripts/bench), with the broker's and the nodes' CPU over the same window.
+"""Many rooms on one broker, on loopback (a chain of gyms, docs/deployment.md "Several rooms,
+several gyms"): N real `pacer run` processes (distinct node ids and data directories), each with T
+running countdowns started at different instants, and a subscriber on `pacer/+/timers/+/remaining`
+measuring each flip's lateness (arrival minus the instant the value became true, ends_at_ms -
+value * 1000: Tests/harness/bench/benchc.c `sub`, the measure of scripts/bench), with the broker's
+and the nodes' CPU over the same window.
 
   python3 Tests/harness/bench/rooms.py [--nodes 50] [--timers 20] [--seconds 30] [--broker mosquitto|rabbitmq|ejabberd]
                                                 [--binary PATH] [--frontdesk] [--write] [--label TEXT]
@@ -282,7 +283,7 @@ def lat(d):
 def report(r, args):
     n, t = r["nodes"], r["timers"]
     rooms, floor = r["rooms"], r["floor"]
-    lines = [f"## {r['date']} — issue 31: {n} rooms × {t} running countdowns on one {r['broker']}{' (two members)' if r['broker'] != 'mosquitto' else ''}"
+    lines = [f"## {r['date']} — {n} rooms × {t} running countdowns on one {r['broker']}{' (two members)' if r['broker'] != 'mosquitto' else ''}"
              + (f" — {args.label}" if args.label else ""), "",
              f"How: `python3 Tests/harness/bench/rooms.py --nodes {n} --timers {t} --seconds {args.seconds:.0f} --broker {r['broker']}"
              f"{' --frontdesk' if args.frontdesk else ''}` with `{os.path.basename(args.binary)}` ({args.binary}); {n} real `pacer run` "

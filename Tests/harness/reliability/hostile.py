@@ -1,7 +1,8 @@
-"""The hostile scenario (issue 25): the payloads of hostile_payloads.py on every topic
-the node reads, one at a time, then their retained states read back on a reconnect and a final
-restart, while two timers run untouched; and its report (figures, summary lines and one failed
-check per kind of problem). The moving parts are in hostile_run.py and hostile_retained.py."""
+"""The hostile scenario (docs/RELIABILITY.md, "Hostile input"): the payloads of
+hostile_payloads.py on every topic the node reads, one at a time, then their retained states read
+back on a reconnect and a final restart, while two timers run untouched; and its report (figures,
+summary lines and one failed check per kind of problem). The moving parts are in hostile_run.py
+and hostile_retained.py."""
 import os
 import time
 
