@@ -6,7 +6,7 @@ import PacerCore
 public func fuzzDurations(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
     if let ms = try? Durations.parse(text) {
-        // Whatever parses (negative values too: limits are checked by the spec, which names
+        // Whatever parses (negative values too: limits are checked by the timer's spec, which names
         // the field) can be shown without trapping.
         _ = Durations.describe(ms)
         _ = Durations.compact(ms)

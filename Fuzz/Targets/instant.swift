@@ -1,5 +1,6 @@
 // libFuzzer target `instant`: PacerCore's ISO 8601 reader (`start_at`, `since`), which replaced
-// Foundation's ISO8601DateFormatter after a long fraction killed the node inside ICU (issue 25).
+// Foundation's ISO8601DateFormatter after a long fraction killed the node inside ICU
+// (docs/RELIABILITY.md, "Fuzzing").
 // An accepted text must lie in years 0001-9999 and read back from its own canonical form; a
 // refusal's message must be short and free of control characters.
 import PacerCore

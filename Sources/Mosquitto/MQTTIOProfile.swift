@@ -4,7 +4,7 @@ import Glibc
 import Synchronization
 
 /// Which threads do a client's socket I/O (``MQTTConfiguration/ioProfile``): one choice, not
-/// flags (issue 28). Both serve the connection with one loop of ours (MQTTClientCore+Loop.swift):
+/// flags. Both serve the connection with one loop of ours (MQTTClientCore+Loop.swift):
 /// poll() over the socket and a wake-up pipe, then libmosquitto's `mosquitto_loop_read`,
 /// `mosquitto_loop_write` and `mosquitto_loop_misc`. Not `mosquitto_loop`: its select() refuses
 /// a socket numbered 1024 (FD_SETSIZE) or more.
@@ -12,10 +12,11 @@ public enum MQTTIOProfile: String, Sendable, Equatable, CaseIterable {
     /// The loop on the client's network thread, as STYLE.md's canonical sequence: every queued
     /// packet wakes that thread, and it writes. The default, and the only profile over TLS.
     case library
-    /// For a program whose own thread publishes in batches and can serve the connection (the
-    /// node's engine thread). Plain TCP only (over TLS the client uses `library`). Four parts,
-    /// each measured against the profile without it in one `scripts/bench` run (BENCHMARKS.md,
-    /// 2026-11-27, issue 28; then `library` was `mosquitto_loop`, which wakes on every packet):
+    /// For a program whose own thread publishes in batches and can serve the connection (the node's
+    /// engine thread). Plain TCP only (over TLS the client uses `library`). Four parts, each
+    /// measured against the profile without it in one `scripts/bench` run (BENCHMARKS.md,
+    /// 2026-11-27, "one canonical MQTT path"; then `library` was `mosquitto_loop`, which wakes on
+    /// every packet):
     /// - a batch of publishes (``MQTTClient/beginPublishBatch()``) wakes the writer once, not
     ///   once per packet, and its packets leave corked;
     /// - a loop host may serve the connection (``MQTTClient/serveConnections(on:)``,

@@ -11,7 +11,7 @@ public enum ControlUpdate: Sendable, Equatable {
     case connection(MQTTConnectionEvent)
 }
 
-/// Sends commands to a Pacer node and waits for their replies (SPEC §3, docs/API.md).
+/// Sends commands to a Pacer node and waits for their replies (docs/API.md, "Commands").
 ///
 /// Each command carries a fresh request `id`. With MQTT 5 the client subscribes to a private
 /// response topic (`<base>/reply/<client id>`, readable under the ACL example's `pacer/#`)

@@ -1,8 +1,8 @@
 public import PacerCore
 import PacerProtocol
 
-/// The class's athletes (issue 30): `set_athlete` and `clear_athlete`, checked as the node
-/// checks them, with the flags' names in the errors.
+/// The class's athletes (docs/API.md, "Athletes (a class)"): `set_athlete` and `clear_athlete`,
+/// checked as the node checks them, with the flags' names in the errors.
 extension ControlCommand {
     /// `set_athlete`: the athlete's whole profile. A member left out is unset on the node (the
     /// protocol's rule), so at least one is needed: an empty profile is `clear`'s job.

@@ -177,7 +177,7 @@ public struct StartRequest: Sendable, Equatable {
         return Durations.compact(ms)
     }
 
-    /// A spec error message with the spec's field names turned into the flags that set them
+    /// A spec error message with its field names turned into the flags that set them
     /// (`work must be between 1 s and …` → `--work must be between 1 s and …`).
     static func flagNames(_ message: String, duration: String) -> String {
         let fields = ["set_rest": "--set-rest", "work": "--work", "rest": "--rest", "rounds": "--rounds", "sets": "--sets",

@@ -1,4 +1,4 @@
-/// Deduplication of request ids (SPEC §3): remembers the first reply to each id for
+/// Deduplication of request ids (docs/API.md, "Commands"): remembers the first reply to each id for
 /// `windowMs` (default 10 min), keeping at most `capacity` ids (the oldest are evicted).
 ///
 /// Usage: `if let reply = ledger.reply(for: id, now: now) { answer reply } else { apply;

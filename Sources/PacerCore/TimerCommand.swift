@@ -1,5 +1,5 @@
-/// The actions a timer takes, by their word in the SPEC: the one list the core, the node's
-/// command parser and its help texts are built from.
+/// The actions a timer takes, by their word on the wire (docs/API.md, "Commands"): the one list the
+/// core, the node's command parser and its help texts are built from.
 public enum TimerAction: String, Sendable, CaseIterable {
     case start, pause, resume, toggle, cancel, reset, finish, skip, back, adjust, ack, snooze
 
@@ -53,7 +53,7 @@ public enum TimerOperation: Sendable, Equatable {
     public static let maxAdjustSeconds = 86_400
     public static let maxSnoozeSeconds = 86_400
 
-    /// The action of the SPEC this operation is.
+    /// The action this operation is.
     public var kind: TimerAction {
         switch self {
         case .start: .start
@@ -71,7 +71,7 @@ public enum TimerOperation: Sendable, Equatable {
         }
     }
 
-    /// The action word of the SPEC (`start`, `pause`, ..., `adjust`, `snooze`).
+    /// The action's word on the wire (`start`, `pause`, ..., `adjust`, `snooze`).
     public var action: String { kind.rawValue }
 
     /// Parses a plain-word command of a timer's `cmd` topic: `start`, `pause`, `resume`,
@@ -159,7 +159,7 @@ public struct CommandError: Error, Sendable, Equatable, CustomStringConvertible 
         case revisionConflict = "revision_conflict"
         /// A bad argument (adjust by 0 s, snooze for 8 days).
         case invalidArgument = "invalid_argument"
-        /// The spec does not validate.
+        /// The timer's spec does not validate.
         case invalidSpec = "invalid_spec"
     }
 
@@ -174,6 +174,6 @@ public struct CommandError: Error, Sendable, Equatable, CustomStringConvertible 
 
     public var description: String { "\(code.rawValue): \(message)" }
 
-    /// `{"code": ..., "message": ...}` as in the reply of SPEC §3.
+    /// `{"code": ..., "message": ...}` as in a reply (docs/API.md, "Replies").
     public var json: JSONValue { ["code": .string(code.rawValue), "message": .string(message)] }
 }

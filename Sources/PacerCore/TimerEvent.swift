@@ -1,4 +1,4 @@
-/// Types of timer events (SPEC §3 plus `scheduled`, `reset`, `rewound`, `snoozed`).
+/// Types of timer events (docs/API.md, "Events"; with `scheduled`, `reset`, `rewound`, `snoozed`).
 public enum EventType: String, Sendable, Codable, CaseIterable {
     /// A run started (`start`, or a scheduled start falling due). Carries the first segment.
     case started
@@ -88,9 +88,10 @@ public struct TimerEvent: Sendable, Codable, Equatable {
         self.nextLabel = nextLabel
     }
 
-    /// The event payload of SPEC §3: `{"type","timer","revision","due_ms","at_ms", ...}`
-    /// with only the fields that apply; `finished` has `finished_at` (ISO 8601) and
-    /// `finished_at_ms`; `scheduled` has `start_at` and `start_at_ms`.
+    /// The event payload (docs/API.md, "Events"):
+    /// `{"type","timer","revision","due_ms","at_ms", ...}` with only the fields that apply;
+    /// `finished` has `finished_at` (ISO 8601) and `finished_at_ms`; `scheduled` has `start_at`
+    /// and `start_at_ms`.
     public var json: JSONValue {
         var object: [String: JSONValue] = [
             "type": .string(type.rawValue),
@@ -129,10 +130,10 @@ public struct TimerEvent: Sendable, Codable, Equatable {
         }
     }
 
-    /// Whether this event is an outcome that must never be published twice, even across a
-    /// crash: `expired` and `finished` (SPEC §5). The node writes it before publishing it;
-    /// other events that time brings (`phase`, a scheduled `started`) follow from the timing
-    /// model and are recomputed after a restart instead.
+    /// Whether this event is an outcome that must never be published twice, even across a crash:
+    /// `expired` and `finished` (docs/architecture.md, "Durability and restore"). The node writes
+    /// it before publishing it; other events that time brings (`phase`, a scheduled `started`)
+    /// follow from the timing model and are recomputed after a restart instead.
     public var isOutcome: Bool {
         switch type {
         case .expired, .finished: true

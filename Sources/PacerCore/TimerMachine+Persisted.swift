@@ -11,8 +11,8 @@ extension TimerMachine {
     /// Format version of the persisted JSON.
     public static let codingVersion = 1
 
-    /// Reads a machine as the oracle's `init(from:)` does, with `settings` (when given) in place of the
-    /// persisted ones. The program is compiled from the spec.
+    /// Reads a machine as the oracle's `init(from:)` does, with `settings` (when given) in place of
+    /// the persisted ones. The program is compiled from the persisted spec.
     /// - Throws: `PersistedMachineError` naming the member that is missing or of the wrong type.
     public init(persisted json: JSONValue, settings override: TimerSettings? = nil) throws(PersistedMachineError) {
         let o = try PersistedReader(json, path: "")
@@ -32,7 +32,7 @@ extension TimerMachine {
                       revision: o.int("revision"), advancedToMs: o.int64("advanced_to_ms"), lastChangeMs: o.int64("last_change_ms"))
     }
 
-    /// A persisted machine's parts, checked as `init(from:)` checks them: the spec still
+    /// A persisted machine's parts, checked as `init(from:)` checks them: its spec still
     /// compiles and the run's segment is inside the program.
     init(restoring id: String, name: String, spec: TimerSpec, settings: TimerSettings, state: State,
          revision: Int, advancedToMs: Millis, lastChangeMs: Millis) throws(PersistedMachineError) {

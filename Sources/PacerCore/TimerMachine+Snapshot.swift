@@ -1,4 +1,4 @@
-// The state snapshot (SPEC §3) at any instant.
+// The state snapshot (docs/API.md, "State snapshot") at any instant.
 
 extension TimerSnapshot {
     init(id: String, name: String, kind: TimerKind, status: TimerStatus, phase: Phase, revision: Int, asOfMs: Millis) {

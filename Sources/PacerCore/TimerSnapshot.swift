@@ -1,4 +1,4 @@
-/// The state of a timer at one instant: every field of SPEC §3's state snapshot, plus the
+/// The state of a timer at one instant: every field of the state snapshot (docs/API.md), plus the
 /// plain values of the `remaining` and `display` topics.
 ///
 /// `segment` is 1-based (`segment` of `segments`). Idle and scheduled timers show their
@@ -55,7 +55,7 @@ public struct TimerSnapshot: Sendable, Equatable {
     public var overtime: Bool
     /// The display counts up (stopwatch or open-ended segment).
     public var countsUp: Bool
-    /// The preset the spec came from.
+    /// The preset the timer's spec came from.
     public var preset: String?
     /// Heart rate (bpm), filled by the node; nil when unknown or stale.
     public var hr: Int?
@@ -63,7 +63,7 @@ public struct TimerSnapshot: Sendable, Equatable {
     /// Heart-rate zone 1...5, filled by the node.
     public var hrZone: Int?
     /// Whether the end of the last segment expires and waits for an acknowledgement
-    /// (the spec's `ack`; never for a stopwatch), rather than finishing.
+    /// (its spec's `ack`; never for a stopwatch), rather than finishing.
     public var ack: Bool = false
     /// The phase of the segment that follows the current one when it ends by itself; nil
     /// on the last segment (then the end expires or finishes, see `ack`), in overtime, in a
@@ -76,7 +76,7 @@ public struct TimerSnapshot: Sendable, Equatable {
 }
 
 extension TimerSnapshot {
-    /// The retained state payload (the one writer of a snapshot): snake_case keys of SPEC §3
+    /// The retained state payload (the one writer of a snapshot): snake_case keys of docs/API.md
     /// in sorted order, compact. `ends_at` (ISO 8601 UTC with ms) and `ends_at_ms` are absent
     /// when not running; nullable fields are present as null. Written member by member
     /// without building an object (a restart republishes every state).

@@ -12,7 +12,7 @@ extension TimerSpec {
         _ = try compile()
     }
 
-    /// Validates the spec and compiles it into its program.
+    /// Validates this spec and compiles it into its program.
     ///
     /// Interval rules: optional `prepare` first; then for each set, each round runs every
     /// station (`exercises`, or one unnamed station) as work then rest; the rest after the

@@ -129,7 +129,7 @@ extension TimerSpec {
         self = spec
     }
 
-    /// The canonical JSON of the spec: snake_case keys, only the keys of its kind,
+    /// The canonical JSON of this spec: snake_case keys, only the keys of its kind,
     /// durations as compact strings (`"20s"`, `"1m30s"`, `"500ms"`), `ack` and (interval)
     /// `skip_last_rest` always present, `preset` when it came from one.
     /// `TimerSpec(json: spec.json) == spec` for every spec read from JSON.

@@ -1,4 +1,4 @@
-/// The kinds of timer of SPEC §2.
+/// The kinds of timer (docs/timer-core.md, "Specs").
 public enum TimerKind: String, Sendable, Codable, CaseIterable {
     case interval, rest, countdown, stopwatch, program
 }
@@ -55,7 +55,7 @@ public struct TimerSpec: Sendable, Codable, Equatable {
     public var afterAck: AfterAck?
     /// Heart-rate source the timer is bound to (the node's default when nil).
     public var hrSource: String?
-    /// Record the class's heart rate per phase while it runs (`class_hr`, issue 30); nil: off.
+    /// Record the class's heart rate per phase while it runs (`class_hr`); nil: off.
     /// Only `true` is kept (`false` reads as nil), so a spec's JSON round-trips.
     public var classHR: Bool?
     /// Per-timer override of `TimerSettings.alertIntervalMs`.
@@ -148,8 +148,8 @@ public enum AfterAck: String, Sendable, Codable, CaseIterable {
     case ready
 }
 
-/// The built-in presets (SPEC §2). Each is a spec in JSON; `{"preset": name, ...}` merges
-/// the other keys over it.
+/// The built-in presets (docs/timer-core.md, "Presets"). Each is a spec in JSON;
+/// `{"preset": name, ...}` merges the other keys over it.
 ///
 /// - `tabata`: interval, 10 s prepare, 8 × 20 s work / 10 s rest.
 /// - `emom`: interval, 10 s prepare, 10 × 60 s work (`rounds` = minutes).

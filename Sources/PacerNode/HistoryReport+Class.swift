@@ -5,7 +5,7 @@ extension HistoryReport {
     /// The CSV columns of `pacer history --csv` (the page's "Download CSV" writes the same).
     static let classCSVHeader = "timer,run_started,ended,athlete,name,segment,phase,round,avg_bpm,peak_bpm,recovery_bpm,z0_s,z1_s,z2_s,z3_s,z4_s,z5_s"
 
-    /// `pacer history --csv`: the class summaries (issue 30) among the newest events, one line per
+    /// `pacer history --csv`: the class summaries among the newest events, one line per
     /// athlete and segment and one for the athlete's whole run; oldest run first.
     public static func classCSV(dataDirectory: String, timer: String?, since: String?, limit: Int,
                                 now: Millis = NodeClock.systemWallClock()) throws -> [String] {

@@ -89,10 +89,10 @@ public struct PacerNode: Sendable {
         }
     }
 
-    /// Attempts while the broker is away are at most 0.75 s apart, so the node is back within
-    /// a second of the broker accepting connections again (issue 12: after a broker restart,
-    /// and when the broker appears after the node). An attempt against a broker that is down
-    /// costs one refused TCP connect; a node logs the outage once, not per attempt.
+    /// Attempts while the broker is away are at most 0.75 s apart, so the node is back within a
+    /// second of the broker accepting connections again (after a broker restart, and when the
+    /// broker appears after the node: docs/RELIABILITY.md). An attempt against a broker that is
+    /// down costs one refused TCP connect; a node logs the outage once, not per attempt.
     static let reconnectPolicy = MQTTReconnectPolicy(initialDelay: .milliseconds(250), maximumDelay: .milliseconds(750))
 
     static func mqttConfiguration(_ configuration: NodeConfiguration, topics: Topics) -> MQTTConfiguration {
@@ -244,7 +244,7 @@ struct MQTTConnectionService: Service {
             for source in configuration.heartRate.sources {
                 try await client.subscribe(to: source.topic, qos: .atMostOnce)
             }
-            if let athletes = configuration.heartRate.athletes {  // a class (issue 30)
+            if let athletes = configuration.heartRate.athletes {  // a class
                 try await client.subscribe(to: athletes.topic, qos: .atMostOnce)
             }
             if configuration.homeAssistant.enabled {  // its birth message asks for the discovery configs

@@ -1,7 +1,7 @@
 import PacerCore
 
 /// The rules of an athlete's profile that the node's config, its commands and the control
-/// commands share (issue 30).
+/// commands share (docs/API.md, "Athletes (a class)").
 public enum AthleteColour {
     /// A max heart rate lies in this range.
     public static let maxHRRange = 100...250

@@ -5,7 +5,7 @@ public enum NodeAction: String, Sendable, CaseIterable {
     case create, delete, list, time, history
     /// Saved workouts: a named spec kept on the node, started like a preset.
     case saveWorkout = "save_workout", deleteWorkout = "delete_workout"
-    /// A class's athlete: name, colour and max heart rate kept on the node (issue 30).
+    /// A class's athlete: name, colour and max heart rate kept on the node.
     case setAthlete = "set_athlete", clearAthlete = "clear_athlete"
     /// The node's speaker: mute, unmute, volume (the page's own sound is the page's).
     case sound

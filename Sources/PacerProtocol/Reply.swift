@@ -1,7 +1,7 @@
 public import PacerCore
 
-/// A command's reply as a client reads it (SPEC §3): `{"id", "ok": true, "timer", "revision",
-/// "state", ...}` or `{"id", "ok": false, "error": {"code", "message"}}`.
+/// A command's reply as a client reads it (docs/API.md, "Replies"): `{"id", "ok": true, "timer",
+/// "revision", "state", ...}` or `{"id", "ok": false, "error": {"code", "message"}}`.
 public struct Reply: Sendable, Equatable {
     /// Why the node refused a command. `code` is kept as text: a newer node may send a code
     /// this client does not know (``knownCode`` is then nil).

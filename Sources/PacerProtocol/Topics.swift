@@ -1,4 +1,4 @@
-/// The topic names of SPEC §3 under one base (`pacer/<node>`).
+/// The topic names of docs/API.md under one base (`pacer/<node>`).
 public struct Topics: Sendable, Equatable {
     public let base: String
 
@@ -10,7 +10,7 @@ public struct Topics: Sendable, Equatable {
     public var info: String { "\(base)/info" }
     /// Retained JSON: the saved workouts (`{"workouts":[{"id","name","spec"}, …]}`).
     public var workouts: String { "\(base)/workouts" }
-    /// Retained JSON: the class's athletes (present ones and kept profiles), issue 30.
+    /// Retained JSON: the class's athletes (present ones and kept profiles).
     public var athletes: String { "\(base)/athletes" }
     /// Retained JSON: one athlete's heart rate, zone and profile (cleared when it leaves).
     public func athleteState(_ id: String) -> String { "\(base)/athletes/\(id)/state" }

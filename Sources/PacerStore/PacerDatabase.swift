@@ -172,7 +172,7 @@ public final class PacerDatabase: Sendable {
         configuration.busyMode = .timeout(5)
         configuration.maximumReaderCount = 2
         // A smaller page cache per connection (SQLite's default is 2 MB): the node's writes touch
-        // few pages, and the kernel's page cache holds the file anyway (issue 10: RSS).
+        // few pages, and the kernel's page cache holds the file anyway: a smaller RSS.
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA cache_size = -512")
             // Takes effect when the file is created (an existing one is converted once, by
@@ -185,10 +185,10 @@ public final class PacerDatabase: Sendable {
     /// The database's page size: 1 KiB. SQLite writes every page a transaction changes whole,
     /// to the WAL and again at the checkpoint, and a command changes about ten (the timer, its
     /// event, the request and their indexes): 1 KiB pages cut a command's bytes on the SD card
-    /// from about 45 KiB to about 10 (issue 26; BENCHMARKS.md, "Writes").
+    /// from about 45 KiB to about 10 (BENCHMARKS.md: what a reference gym day writes).
     static let pageSize = 1024
 
-    /// Converts a database made with another page size (before issue 26: 4 KiB) once, in
+    /// Converts a database made with another page size (an older node made them 4 KiB) once, in
     /// place: SQLite changes the page size only through a VACUUM outside WAL mode, which it
     /// journals, so a power cut leaves the old file or the new one. Best effort: a database
     /// that cannot be converted now (a reader holds it) keeps its pages and is converted at a
@@ -332,7 +332,7 @@ public final class PacerDatabase: Sendable {
     /// Runs `body` in one transaction, all or nothing. `BEGIN IMMEDIATE` and `COMMIT` are cached
     /// statements: GRDB's own transaction (`DatabasePool.write`) generates and prepares both on
     /// every call, which took a toggle's write 50–80 µs before its first statement (20–40 µs
-    /// now; issue 10). The writer takes its lock at BEGIN: this process is the only writer.
+    /// now). The writer takes its lock at BEGIN: this process is the only writer.
     private static func inTransaction<T>(_ db: Database, _ body: (Database) throws -> T) throws -> T {
         try db.cachedStatement(sql: "BEGIN IMMEDIATE").execute()
         do {

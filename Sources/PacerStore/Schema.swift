@@ -71,7 +71,7 @@ enum Schema {
         );
         """
 
-    /// Fewer pages per write (issue 26: a node on an SD card writes what a command changes and
+    /// Fewer pages per write (a node on an SD card writes what a command changes and
     /// little more). Each index costs a page of every insert; these four served queries that
     /// run rarely and scan tables the retention keeps small: `history` by timer or instant,
     /// the hourly pruning by age, and the outbox's read of unpublished events at a connect.

@@ -1,17 +1,18 @@
 #if canImport(Glibc)
 import CMalloc
 
-/// glibc's malloc thresholds, fixed for the node's process (issue 10).
+/// glibc's malloc thresholds, fixed for the node's process: no page faults on a command's path.
 ///
-/// By default a thread's arena gives the top of its heap back to the kernel as soon as 128 KB
-/// are free there, and takes it again on the next allocation. A command's write does exactly
-/// that: SQLite allocates and frees an 87 KB page-cache block at the start of a transaction, so
-/// the engine thread's arena shrank (`madvise`) and grew (`mprotect`) around one write in three,
-/// and the next statements took a page fault for each 4 KB page again (a third of a toggle's
-/// statements; the figures are in BENCHMARKS.md, tenth session). Fixed thresholds keep up to 2 MB free at the
-/// top of each arena, and blocks under 1 MB in the heap rather than in a mapping of their own.
-/// glibc would raise both thresholds by itself after freeing its first large mapped block; fixing
-/// them only stops the shrinking and growing around small blocks.
+/// By default a thread's arena gives the top of its heap back to the kernel as soon as 128 KB are
+/// free there, and takes it again on the next allocation. A command's write does exactly that:
+/// SQLite allocates and frees an 87 KB page-cache block at the start of a transaction, so the
+/// engine thread's arena shrank (`madvise`) and grew (`mprotect`) around one write in three, and
+/// the next statements took a page fault for each 4 KB page again (a third of a toggle's
+/// statements; the figures are in BENCHMARKS.md, 2026-11-27, "a toggle's path, probe by probe").
+/// Fixed thresholds keep up to 2 MB free at the top of each arena, and blocks under 1 MB in the
+/// heap rather than in a mapping of their own. glibc would raise both thresholds by itself after
+/// freeing its first large mapped block; fixing them only stops the shrinking and growing around
+/// small blocks.
 enum MallocTuning {
     static let mmapThreshold: Int32 = 1 << 20
     static let trimThreshold: Int32 = 2 << 20

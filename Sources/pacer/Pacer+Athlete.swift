@@ -5,7 +5,7 @@ import PacerCore
 import PacerProtocol
 
 extension Pacer {
-    /// `pacer athlete …`: a class's athletes (issue 30, docs/API.md "Athletes").
+    /// `pacer athlete …`: a class's athletes (docs/API.md, "Athletes (a class)").
     struct Athlete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "A class's athletes: list them, set or clear a name, colour and max heart rate.",

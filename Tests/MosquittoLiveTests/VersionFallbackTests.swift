@@ -3,7 +3,7 @@ import Mosquitto
 import PacerTestSupport
 import Testing
 
-/// Issue 31: with ``MQTTConfiguration/fallsBackToV3_1_1`` a client reaches a broker that speaks
+/// With ``MQTTConfiguration/fallsBackToV3_1_1`` a client reaches a broker that speaks
 /// only 3.1.1 (a real mosquitto behind ``V3OnlyGate``, which answers MQTT 5 as RabbitMQ, amqtt
 /// and old mosquittos do) and works there: subscriptions, QoS 0 and 1, properties dropped.
 extension BrokerTests {

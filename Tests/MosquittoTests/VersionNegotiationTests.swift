@@ -3,7 +3,7 @@ import Testing
 
 @testable import Mosquitto
 
-/// MQTT 5 first, 3.1.1 when the broker will not speak it (issue 31), through the connection
+/// MQTT 5 first, 3.1.1 when the broker will not speak it (amqtt, RabbitMQ), through the connection
 /// machine with injected instants: which signs make the client fall back, which never do, and
 /// that the version is kept once a broker accepted one.
 @Suite("Version negotiation in the connection machine (no broker)")

@@ -69,7 +69,7 @@ struct ISO8601Tests {
     }
 
     /// The input that killed the node through Foundation's ISO8601DateFormatter (ICU's
-    /// SimpleDateFormat::subParse divided by zero on it; issue 25). Refused, never handed on.
+    /// SimpleDateFormat::subParse divided by zero on it). Refused, never handed on.
     @Test func theICUCrashInputIsRefused() {
         let text = "2026-10-22T18:02:12." + String(repeating: "8", count: 130) + "3"
         guard case .failure(let error) = ISO8601.parse(text) else { Issue.record("read as an instant"); return }

@@ -10,7 +10,7 @@ struct TextTests {
         #expect(printable(#"say "hi" \ bye"#, escapingQuotes: true) == #"say \"hi\" \\ bye"#)
     }
 
-    /// Found by the command target (issue 25): the limit counted the input's scalars, so a key
+    /// Found by the fuzzer's command target: the limit counted the input's scalars, so a key
     /// of 400 unassigned scalars became a 3,600-character message once each was escaped.
     @Test func theLimitCountsWhatIsWritten() {
         #expect(printable(String(repeating: "x", count: 40)) == String(repeating: "x", count: 40))

@@ -1,7 +1,7 @@
 import Foundation
 @testable public import PacerCore
 
-// The test oracle of a timer's persisted format (issue 28): `Codable`, kept only here. The
+// The test oracle of a timer's persisted format: `Codable`, kept only here. The
 // node reads and writes a timer with one implementation (TimerMachine+Persisted.swift:
 // `init(persisted:)` and `persistedBytes`); these tests check it against Foundation's
 // `JSONDecoder`/`JSONEncoder` over the synthesized `Codable` of the machine's state types,
@@ -17,7 +17,7 @@ extension TimerMachine: Codable {
     /// so they are not decoded: a restore of 10,000 timers skips 10,000 of them).
     static let settingsOverride = CodingUserInfoKey(rawValue: "pacer.settingsOverride")!
 
-    /// Restores a persisted machine. The program is recompiled from the spec (it is not
+    /// Restores a persisted machine. The program is recompiled from its spec (it is not
     /// persisted: a 10,000-segment program would otherwise be rewritten on every change).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)

@@ -100,8 +100,8 @@ import Testing
         #expect(c.retention.restoreMaxAgeMs == 7_200_000)
     }
 
-    /// `broker.io_thread` is the MQTT client's one I/O profile, on both of the node's connections
-    /// (issue 28): `engine` by default, `library` (libmosquitto's own loop) when asked.
+    /// `broker.io_thread` is the MQTT client's one I/O profile, on both of the node's
+    /// connections: `engine` by default, `library` (libmosquitto's own loop) when asked.
     @Test func ioThreadSelectsTheClientProfile() throws {
         for (yaml, profile) in [("", MQTTIOProfile.engine), ("broker: {io_thread: engine}\n", .engine), ("broker: {io_thread: library}\n", .library)] {
             let c = try NodeConfiguration.load(flags: .init(configFile: try write("node: gym\n" + yaml)), environment: [:], hostname: "box")
@@ -225,7 +225,7 @@ import Testing
         #expect(!found.isEmpty)
     }
 
-    /// Issue 25: "billion laughs" (ten aliases of ten aliases ...) held the loader for over a
+    /// "Billion laughs" (ten aliases of ten aliases ...) held the loader for over a
     /// minute at 1.4 GB; refused at once now.
     @Test func aliasesThatExpandWithoutBoundAreAProblem() throws {
         var lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]

@@ -123,7 +123,7 @@ import Testing
         #expect(clock?.message.contains(#"the key "id" appears twice"#) == true, "\(String(describing: clock))")
         #expect(try parser.parseTimeRequest(Array("  {\"id\":\"s1\"} ".utf8), topic: "t").get() == "s1")
         // The id of a malformed command is still read when it comes before the error, so the
-        // error reply carries it (issue 25); not when the error comes first.
+        // error reply carries it; not when the error comes first.
         #expect(parser.requestID(in: Array(#"{"id":"r9","action":"pause",}"#.utf8)) == "r9")
         #expect(parser.requestID(in: Array(#"{"action":"pause",,"id":"r9"}"#.utf8)) == nil)
     }

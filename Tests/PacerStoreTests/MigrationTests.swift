@@ -56,7 +56,7 @@ struct MigrationTests {
         }
     }
 
-    @Test("pages are 1 KiB (issue 26): a new database has them, an older one with 4 KiB pages is converted once and keeps its data")
+    @Test("pages are 1 KiB (fewer bytes per command on an SD card): a new database has them, an older one with 4 KiB pages is converted once and keeps its data")
     func pageSize() throws {
         try withTemporaryDirectory { directory in
             do {
@@ -65,7 +65,7 @@ struct MigrationTests {
                 try database.apply(batch(upsert: [timer("a", revision: 2)], events: [event("a", "started")]))
                 try database.close()
             }
-            // As a node before issue 26 made it.
+            // As an older node made it, with 4 KiB pages.
             try PacerDatabase.executeForTesting(databaseAt: directory + "/pacer.sqlite",
                                                 "PRAGMA journal_mode = DELETE; PRAGMA page_size = 4096; VACUUM; PRAGMA journal_mode = WAL")
             do {

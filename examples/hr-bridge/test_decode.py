@@ -117,7 +117,8 @@ class MalformedMeasurements(unittest.TestCase):
 
 
 class EncodedByTheSpec(unittest.TestCase):
-    """Packets built field by field from the spec's layout decode to the same fields."""
+    """Packets built field by field from the Bluetooth characteristic's layout decode to the
+    same fields."""
 
     def test_round_trip(self):
         rng = random.Random(2037)

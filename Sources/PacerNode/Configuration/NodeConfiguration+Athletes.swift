@@ -1,7 +1,7 @@
 public import PacerCore
 import PacerProtocol
 
-/// A class's athletes (issue 30, `heart_rate.athletes`): every topic matching a pattern with one
+/// A class's athletes (`heart_rate.athletes`): every topic matching a pattern with one
 /// `+` level is an athlete, named by that level.
 public struct AthleteSettings: Sendable, Equatable {
     /// The pattern, e.g. `hr/+` (exactly one `+`, as a whole level; no `#`).

@@ -3,7 +3,8 @@ public import Logging
 public import PacerCore
 public import PacerSound
 
-/// How a restored timer comes back after the node was down (SPEC §5).
+/// How a restored timer comes back after the node was down (docs/architecture.md, "Durability and
+/// restore").
 public enum RestorePolicy: String, Sendable, Codable, CaseIterable {
     /// Evaluate the timer at the current instant, as if the node had never stopped.
     case resume
@@ -18,7 +19,7 @@ public enum RestorePolicy: String, Sendable, Codable, CaseIterable {
 public enum MQTTIOThread: String, Sendable, Equatable, CaseIterable {
     /// `MQTTIOProfile.engine`: the engine's thread serves the command connection and writes what
     /// it publishes (docs/architecture.md, Threads). The default: it earned its place in
-    /// `scripts/bench` (BENCHMARKS.md, issue 28).
+    /// `scripts/bench` (BENCHMARKS.md, "one canonical MQTT path").
     case engine
     /// `MQTTIOProfile.library`: libmosquitto's own loop on each client's network thread, the
     /// canonical sequence.
@@ -94,8 +95,8 @@ public struct CommandRateLimit: Sendable, Equatable {
     }
 }
 
-/// A plain retained topic that can flip every second (SPEC: which per-second topics a node
-/// publishes is configurable).
+/// A plain retained topic that can flip every second (which per-second topics a node
+/// publishes is configurable: docs/configuration.md).
 public enum PerSecondTopic: String, Sendable, CaseIterable {
     case remaining
     case display

@@ -1,7 +1,7 @@
 import PacerCore
 import PacerProtocol
 
-/// The class's athletes (issue 30): who is present, their latest reading, and their profiles.
+/// The class's athletes: who is present, their latest reading, and their profiles.
 ///
 /// Every topic matching `heart_rate.athletes.topic` (one `+` level) is an athlete named by that
 /// level. It joins with its first usable reading and leaves after `absent_after` without one;

@@ -1,7 +1,7 @@
 import PacerCore
 import PacerProtocol
 
-/// A class's heart rate through one run of a timer with `class_hr` (issue 30): per athlete and
+/// A class's heart rate through one run of a timer with `class_hr`: per athlete and
 /// per segment the average and peak bpm, the time in each zone and, for rests, the recovery;
 /// and a downsampled series per athlete for the chart.
 ///

@@ -1,6 +1,7 @@
 import PacerCore
 
-/// The latest heart-rate reading of each configured source, with staleness (SPEC §4).
+/// The latest heart-rate reading of each configured source, with staleness (docs/API.md, "Heart
+/// rate").
 ///
 /// A reading is kept with the node instant it arrived; it is fresh for `staleAfterMs`, after
 /// which the source reads as unknown (published empty, never 0 and never the last value).

@@ -1,5 +1,5 @@
-/// The five heart-rate zones by % of max HR (SPEC §4): one rule for a timer's bound source and
-/// for every athlete of a class.
+/// The five heart-rate zones by % of max HR (docs/API.md, "Heart rate"): one rule for a timer's
+/// bound source and for every athlete of a class.
 enum HeartRateZones {
     /// Zone 1…5 (50–60, 60–70, 70–80, 80–90, ≥ 90 % of `maxHR`); nil below 50 % or without a max.
     static func zone(bpm: Int, maxHR: Int?) -> Int? {

@@ -23,7 +23,8 @@ enum DeadlineOwner: Hashable, Sendable {
     case cueAhead(String)
 }
 
-/// One deadline queue for everything the node waits for (SPEC: one scheduler for all timers).
+/// One deadline queue for everything the node waits for (one scheduler for all timers:
+/// docs/architecture.md, "Scheduling").
 ///
 /// A min-heap of `(instant, owner)` with lazy deletion: each owner has at most one current
 /// deadline (kept in `current`); superseded heap entries are skipped when they surface.

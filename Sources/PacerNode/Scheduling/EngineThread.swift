@@ -5,8 +5,8 @@ import Glibc
 import Mosquitto
 import PacerCore
 
-/// The engine's own OS thread (issue 10): the `NodeEngine` actor's executor, its input queue
-/// and its alarm clock, in one place.
+/// The engine's own OS thread (a command's path without a hop between threads): the `NodeEngine`
+/// actor's executor, its input queue and its alarm clock, in one place.
 ///
 /// The thread runs the actor's jobs in order. When it has none, it sleeps in `poll` until a
 /// job is enqueued, or until the armed deadline (plus `groupingMs`, on a timerfd: an absolute
@@ -237,13 +237,13 @@ final class EngineThread<Input: Sendable>: SerialExecutor, TaskExecutor, MQTTLoo
         return true
     }
 
-    /// Serves the connection now, without waiting: a poll with no timeout, then a turn when
-    /// the socket or the client's wake-up pipe is ready. On the thread only (the engine calls it
-    /// from its job, between groups of commands). Why: the socket is otherwise read only when
-    /// the thread has no job, and a long burst keeps it busy; the broker sends its
-    /// acknowledgements of our publishes behind the burst's commands, and each QoS 1 publish
-    /// stays in libmosquitto's memory until its acknowledgement is read (a burst of 10,000
-    /// starts held about twice the heap without it: BENCHMARKS.md, ninth session).
+    /// Serves the connection now, without waiting: a poll with no timeout, then a turn when the
+    /// socket or the client's wake-up pipe is ready. On the thread only (the engine calls it from
+    /// its job, between groups of commands). Why: the socket is otherwise read only when the thread
+    /// has no job, and a long burst keeps it busy; the broker sends its acknowledgements of our
+    /// publishes behind the burst's commands, and each QoS 1 publish stays in libmosquitto's memory
+    /// until its acknowledgement is read (a burst of 10,000 starts held about twice the heap
+    /// without it: BENCHMARKS.md, 2026-11-27, "the engine thread reads its own commands").
     func serveConnectionNow() {
         guard let hosted = locked({ $0.hosted }) else { return }
         var set = PollSet<Descriptor>()

@@ -13,7 +13,7 @@ public import PacerCore
 /// The anchors are read in nanoseconds: a timeline anchored on two readings cut to whole
 /// milliseconds is off the wall clock by a constant of up to ±1 ms for the life of the
 /// process (the two cut-off fractions), and so was every alarm set from it (flips 0–1 ms late
-/// from one start to the next, issue 10). Injected clocks tick in whole milliseconds.
+/// from one start to the next). Injected clocks tick in whole milliseconds.
 ///
 /// Not thread-safe by itself: owned by the node's single engine loop.
 public struct NodeClock: Sendable {

@@ -3,10 +3,10 @@ import PacerStore
 import PacerTestSupport
 import Testing
 
-/// Issue 5, exactly-once events: a written event is marked published when the broker
+/// Exactly-once events: a written event is marked published when the broker
 /// acknowledges it (PUBACK), so after a crash the outbox holds only events whose delivery is
 /// really unknown.
-@Suite("Events marked published on the broker's acknowledgement (issue 5)")
+@Suite("Events marked published on the broker's acknowledgement")
 struct AcknowledgementTests {
     @Test("an acknowledged event is marked published within seconds, with no later write to carry it; a restart has nothing to settle")
     func markedOnAcknowledgement() async throws {

@@ -4,9 +4,10 @@ import PacerCore
 import PacerTestSupport
 import Testing
 
-/// Issue 4 "Bad input" and SPEC §7: retained commands are never replayed (a real broker and a
-/// restart). The replies to bad commands are tested in-process: EngineBadInputTests, from the
-/// table `BadInputCases` (Tests/PacerNodeTests/Engine/Commands/BadInputCases.swift).
+/// Bad input (docs/SECURITY.md, "Outside text and every parser it reaches"): retained commands are
+/// never replayed (a real broker and a restart). The replies to bad commands are tested in-process:
+/// EngineBadInputTests, from the table `BadInputCases`
+/// (Tests/PacerNodeTests/Engine/Commands/BadInputCases.swift).
 @Suite("Bad input")
 struct BadInputTests {
     @Test("retained messages on command topics are ignored, never replayed on (re)connect")

@@ -2,8 +2,8 @@ import Foundation
 import PacerTestSupport
 import Testing
 
-/// SPEC §7 and issue 4: `pacer check-config FILE` prints the file, line, key and reason of
-/// each problem and fails; `pacer run` refuses a bad configuration at start.
+/// A bad configuration (docs/configuration.md): `pacer check-config FILE` prints the file, line,
+/// key and reason of each problem and fails; `pacer run` refuses a bad configuration at start.
 @Suite("pacer check-config")
 struct CheckConfigTests {
     /// Runs `pacer` with `arguments` to completion; returns its exit status and output.

@@ -21,7 +21,8 @@ private struct Step {
     var event: String
 }
 
-/// SPEC §3: every timer command, as JSON and as a plain word, and every node command.
+/// Commands (docs/API.md): every timer command, as JSON and as a plain word, and every node
+/// command.
 @Suite("Commands")
 struct CommandTests {
     @Test("every timer command works as JSON and as a plain word", arguments: CommandForm.allCases)
@@ -160,7 +161,7 @@ struct CommandTests {
             let again = try await node.send(["action": "create", "timer": "kitchen", "spec": ["kind": "countdown", "duration": "1m"]])
             #expect(!again.ok)
             #expect(again.code == "timer_exists")
-            #expect(node.state("kitchen")?["remaining_ms"]?.int == 720_000, "a refused create replaced the spec")
+            #expect(node.state("kitchen")?["remaining_ms"]?.int == 720_000, "a refused create replaced the timer's spec")
 
             let started = try await node.send(["action": "start", "timer": "kitchen"])
             #expect(started.status == "running", "\(started)")

@@ -3,7 +3,7 @@ import PacerCore
 import PacerTestSupport
 import Testing
 
-/// Issue 5 "History": `pacer history [--timer ID] [--since TIME] [--limit N] [--json]` reads
+/// History: `pacer history [--timer ID] [--since TIME] [--limit N] [--json]` reads
 /// the node's database while the node runs, and refuses bad options with a clear message.
 @Suite("pacer history")
 struct HistoryCommandTests {

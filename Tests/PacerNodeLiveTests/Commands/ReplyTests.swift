@@ -4,8 +4,8 @@ import PacerCore
 import PacerTestSupport
 import Testing
 
-/// SPEC §3: every command gets exactly one reply, on the MQTT 5 response topic with the
-/// correlation data when the command has them, else on `<base>/reply`; the id is echoed.
+/// Replies (docs/API.md): every command gets exactly one reply, on the MQTT 5 response topic with
+/// the correlation data when the command has them, else on `<base>/reply`; the id is echoed.
 @Suite("Reply paths")
 struct ReplyTests {
     @Test("MQTT 5: reply on the response topic with the correlation data echoed; else on <base>/reply")

@@ -4,7 +4,7 @@ import PacerCore
 import PacerTestSupport
 import Testing
 
-/// SPEC §3: many commands in a burst through the broker, handled once each and in order.
+/// Many commands in a burst through the broker, handled once each and in order.
 @Suite("Idempotence, revisions and bursts")
 struct RequestTests {
     // Request ids and if_revision are checked in-process (Engine/EngineRequestTests.swift);

@@ -4,10 +4,10 @@ import PacerTestSupport
 import Testing
 import PacerProtocol
 
-/// SPEC §3: every topic and payload the node publishes.
-@Suite("Topics and payloads of SPEC §3")
+/// Every topic and payload the node publishes (docs/API.md).
+@Suite("Topics and payloads")
 struct TopicTests {
-    /// The fields SPEC §3 requires in every state snapshot (ends_at/ends_at_ms only while running).
+    /// The fields docs/API.md gives every state snapshot (ends_at/ends_at_ms only while running).
     static let requiredStateFields = [
         "id", "name", "kind", "status", "phase", "label", "next_label", "round", "rounds", "set", "sets",
         "segment", "segments", "segment_duration_ms", "remaining_ms", "elapsed_ms", "total_remaining_ms",
@@ -236,7 +236,7 @@ struct TopicTests {
             for flip in flips {
                 let due = endsAt - flip.value * 1000
                 let state = flip.state
-                // The state goes out on changes only (issue 10): a running flip follows the
+                // The state goes out on changes only: a running flip follows the
                 // start's state, whose ends_at_ms gives every flip's instant; the 0 comes with
                 // the finish's state.
                 if flip.value > 0 {
@@ -258,7 +258,7 @@ struct TopicTests {
             #expect(node.probe.messages(on: node.topic("egg", "rounds"), from: start).isEmpty)
             #expect(node.probe.messages(on: node.topic("egg", "round"), from: start).isEmpty)
             #expect(node.probe.messages(on: node.topic("egg", "phase"), from: start).map(\.text) == ["countdown", "finished"])
-            // The state is published on changes only (issue 10): the start's, then the finish's.
+            // The state is published on changes only: the start's, then the finish's.
             let states = node.probe.messages(on: node.topic("egg", "state"), from: start).compactMap(\.json)
             #expect(states.compactMap { $0["status"]?.string } == ["running", "finished"], "\(states)")
             #expect(states.last?["remaining_ms"]?.int == 0)
@@ -303,7 +303,7 @@ struct TopicTests {
                     continue
                 }
                 // A flip: inside its second, counted from the start (the state goes out on
-                // changes only, issue 10: this one is the start's or the overtime's).
+                // changes only: this one is the start's or the overtime's).
                 let due = t0 + flip.value * 1000
                 #expect(state["started_at_ms"]?.int64 == t0, "\(state)")
                 Self.expectSkipsExplained(previous, flip, step: 1) { t0 + $0 * 1000 }

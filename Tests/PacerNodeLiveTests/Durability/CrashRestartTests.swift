@@ -3,10 +3,10 @@ import PacerCore
 import PacerTestSupport
 import Testing
 
-/// Issue 5, SPEC §5: a real broker and a real `pacer run`, a scripted workout on several
-/// timers, SIGKILL at random moments, restart, and after every restart: the state equals
-/// what the core predicts, no acknowledged command is lost, request ids are still known,
-/// no `finished`/`expired` is published twice, and the retained topics match the state.
+/// Durability and restore (docs/architecture.md): a real broker and a real `pacer run`, a scripted
+/// workout on several timers, SIGKILL at random moments, restart, and after every restart: the
+/// state equals what the core predicts, no acknowledged command is lost, request ids are still
+/// known, no `finished`/`expired` is published twice, and the retained topics match the state.
 ///
 /// How it judges:
 /// - A model per timer (`TimerModel`, a `TimerMachine` of PacerCore) holds every command the
@@ -34,7 +34,7 @@ import Testing
 ///   it seed 1, the same choices on every machine; `random` for a new one.
 ///   Real time is not replayed, so a seed makes a failure likely, not certain, to recur.
 ///   A failed run keeps the node's directory (log of every start, database) and the broker's.
-@Suite("Crash and restart with real processes (issue 5)", .serialized)
+@Suite("Crash and restart with real processes", .serialized)
 struct CrashRestartTests {
     /// The workout: a short interval (2 s work / 1 s rest × 4), a countdown that finishes, a
     /// rest timer with `ack` that expires, and a stopwatch with a target (overtime).
@@ -496,7 +496,7 @@ final class CrashRun {
                     ("phase", state["phase"]?.string), ("round", state["round"]?.int.map { String($0) }),
                     ("rounds", state["rounds"]?.int.map { String($0) }),
                 ]
-                // `state` goes out on changes only (issue 10): while running, remaining and
+                // `state` goes out on changes only: while running, remaining and
                 // display flip every second after it; otherwise they are the state's.
                 if state["status"] != "running" {
                     expectations += [("remaining", state["remaining"]?.int64.map { String($0) }), ("display", state["display"]?.string)]

@@ -10,7 +10,7 @@ import Glibc
 /// (PowerCutTests): what a cut drops and what it keeps, file by file, then SQLite in WAL mode
 /// with the node's settings on it. Each test mounts its own, under /tmp, and unmounts it.
 @Suite(
-    "The lazy filesystem: a power cut drops exactly what was not synced (issue 26)",
+    "The lazy filesystem: a power cut drops exactly what was not synced",
     .disabled(if: LazyFS.unavailable != nil, Comment(rawValue: "skipped: \(LazyFS.unavailable ?? "")")))
 struct LazyFSTests {
     @Test("a write not fsynced is gone after a cut; fsync and fdatasync keep it; the counters count")

@@ -3,10 +3,10 @@ import PacerCore
 import PacerTestSupport
 import Testing
 
-/// Issue 5 "Nothing acknowledged is ever lost", during a broker outage: transitions that fall
+/// Nothing acknowledged is ever lost, during a broker outage: transitions that fall
 /// due while the broker is away stay in the SQLite outbox (not in the MQTT client's memory)
 /// and are published once when it is back, also when the node is killed in between.
-@Suite("Broker outages (issue 5)")
+@Suite("Broker outages")
 struct OutageTests {
     /// Two countdowns, `a` ending 9.5 s and `b` 12.5 s after the broker stops: `b`'s write
     /// comes more than 2 s after `a`'s event (the delay after which a published event is

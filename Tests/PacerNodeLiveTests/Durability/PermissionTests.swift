@@ -6,11 +6,11 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 5 "read-only directory": a data directory or database the node's user cannot write.
+/// A read-only directory: a data directory or database the node's user cannot write.
 /// Permission bits do not stop root (CI runs as root), so the node runs as `nobody` here
 /// (`setpriv`), on a copy of the executable in a directory `nobody` can reach. As another
 /// user, the checks run the same way.
-@Suite("Data the node's user cannot write (issue 5)", .serialized)
+@Suite("Data the node's user cannot write", .serialized)
 struct PermissionTests {
     static let nobody: (uid: UInt32, gid: UInt32) = (65_534, 65_534)
 

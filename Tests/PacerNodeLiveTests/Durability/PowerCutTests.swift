@@ -6,14 +6,14 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 26, SPEC §5 ("a power cut loses nothing acknowledged"): CrashRestartTests' workout
-/// and checks, with the node's data directory on the lazy filesystem
-/// (Tests/Fixtures/lazyfs/lazyfs.c), and every kill followed by a power cut of that
-/// filesystem before the restart: every write the node had not fsynced is gone, as after a
-/// real power cut (a SIGKILL alone keeps the page cache). Kills strike at random moments of
-/// the workout, a few milliseconds after a command went out (in flight: received, being
-/// written, being answered), during start-up (the restore, connecting, the outbox), and
-/// whatever SQLite was doing (a transaction, an automatic WAL checkpoint).
+/// A power cut loses nothing acknowledged (docs/storage.md, "Durability"): CrashRestartTests'
+/// workout and checks, with the node's data directory on the lazy filesystem
+/// (Tests/Fixtures/lazyfs/lazyfs.c), and every kill followed by a power cut of that filesystem
+/// before the restart: every write the node had not fsynced is gone, as after a real power cut (a
+/// SIGKILL alone keeps the page cache). Kills strike at random moments of the workout, a few
+/// milliseconds after a command went out (in flight: received, being written, being answered),
+/// during start-up (the restore, connecting, the outbox), and whatever SQLite was doing (a
+/// transaction, an automatic WAL checkpoint).
 ///
 /// Random moments rarely fall inside a checkpoint (a few milliseconds every few hundred
 /// commits), so cuts are also armed at exact moments (`LazyFS.arm`): before most iterations,
@@ -38,7 +38,7 @@ import Glibc
 ///   A failed run keeps the node's directory: `disk/` (what was synced at the last cut), the
 ///   node's log of every start, lazyfs's log.
 @Suite(
-    "Power cuts: SIGKILL plus the loss of every unsynced write, with real processes (issue 26)", .serialized,
+    "Power cuts: SIGKILL plus the loss of every unsynced write, with real processes", .serialized,
     .disabled(if: LazyFS.unavailable != nil, Comment(rawValue: "skipped: \(LazyFS.unavailable ?? "")")))
 struct PowerCutTests {
     @Test("power cut mid-workout at random moments, restart, and check state, commands, events, retained topics and that the database opens")

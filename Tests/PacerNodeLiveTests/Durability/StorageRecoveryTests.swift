@@ -7,10 +7,10 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 5 / SPEC §5 with real processes: what `pacer run` does with a bad, missing,
-/// unusable or busy data directory (never a crash loop), the restore policies and
-/// `restore.max_age`, and a timer that reached zero while the node was down.
-@Suite("Storage recovery and restore with real processes (issue 5)")
+/// Storage and restore (docs/storage.md, "Corruption and errors at open") with real processes: what
+/// `pacer run` does with a bad, missing, unusable or busy data directory (never a crash loop), the
+/// restore policies and `restore.max_age`, and a timer that reached zero while the node was down.
+@Suite("Storage recovery and restore with real processes")
 struct StorageRecoveryTests {
     // MARK: The data directory
 

@@ -3,15 +3,15 @@ import PacerCore
 import PacerTestSupport
 import Testing
 
-/// Issue 30 through a real broker and a real `pacer run`: 30 simulated athletes at 1 Hz while
-/// an interval timer with `class_hr` runs. Every athlete's state is right and fresh within a
-/// second of its reading, quiet ones go blank after `stale_after` and leave after
-/// `absent_after`, and the summary's figures equal ones computed here from the readings as
-/// the node saw them (each athlete state carries its reading's `at_ms`) and the timer's phase
-/// events. `PACER_CLASS_BENCH_SECONDS=60` makes it the benchmark of BENCHMARKS.md: a run of
-/// that length, after a floor run of the same timer without athletes (node CPU and the bytes it
-/// wrote to disk, `/proc/PID/io` `write_bytes`).
-@Suite("Class heart rate (issue 30)")
+/// A class's heart rate through a real broker and a real `pacer run`: 30 simulated athletes at 1 Hz
+/// while an interval timer with `class_hr` runs. Every athlete's state is right and fresh within a
+/// second of its reading, quiet ones go blank after `stale_after` and leave after `absent_after`,
+/// and the summary's figures equal ones computed here from the readings as the node saw them (each
+/// athlete state carries its reading's `at_ms`) and the timer's phase events.
+/// `PACER_CLASS_BENCH_SECONDS=60` makes it the benchmark of BENCHMARKS.md: a run of that length,
+/// after a floor run of the same timer without athletes (node CPU and the bytes it wrote to disk,
+/// `/proc/PID/io` `write_bytes`).
+@Suite("Class heart rate")
 struct ClassHeartRateTests {
     static let athletes = (0..<30).map { String(format: "s%02d", $0) }
     /// These stop sending after `quitAfter` seconds.

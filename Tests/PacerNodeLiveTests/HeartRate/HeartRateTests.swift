@@ -3,7 +3,8 @@ import PacerCore
 import PacerTestSupport
 import Testing
 
-/// SPEC §4: heart-rate sources (plain bpm and a JSON field path), staleness, range, zones.
+/// Heart-rate sources (docs/API.md, "Heart rate"): plain bpm and a JSON field path, staleness,
+/// range, zones.
 @Suite("Heart rate")
 struct HeartRateTests {
     /// The staleness window the nodes below are configured with: long enough for the work each
@@ -58,7 +59,7 @@ struct HeartRateTests {
             #expect(stale.wallMs - t1 >= Self.staleAfterMs - 50, "hr went empty after \(stale.wallMs - t1) ms, before the 5 s window")
             try node.expectWentStaleOnTime("a", from: start)
             try await node.probe.waitFor(node.topic("b", "hr"), from: start, timeout: .seconds(15)) { $0.text.isEmpty }
-            // The state goes out with the change (issue 10), before the empty hr of the same commit.
+            // The state goes out with the change, before the empty hr of the same commit.
             let staleState = try #require(node.probe.messages(on: node.topic("a", "state"), from: start).compactMap(\.json).last)
             #expect(staleState["hr"]?.isNull == true, "\(staleState)")
             #expect(staleState["hr_age_ms"]?.isNull == true)
@@ -80,7 +81,7 @@ struct HeartRateTests {
             try await node.publishUntilSeen("\(hrBase)/strap", "142", timer: "a", from: start)
             // Every 142 sent is handled. The state that showed the 142 tells when the reading came
             // (as_of_ms - hr_age_ms); a repeated 142 changes nothing shown, so it republishes no
-            // state (issue 10: state on changes only) but does keep the source fresh.
+            // state (state on changes only) but does keep the source fresh.
             try await node.barrier()
             let settled = node.probe.count
             let fresh = try await node.waitForState("a", from: start) { $0["hr"]?.int == 142 }

@@ -6,8 +6,9 @@ import Testing
 import Glibc
 #endif
 
-/// SPEC §3 and §7, issue 4 "Shutdown": the `offline` will, clean shutdown on signals, and
-/// republishing every retained topic after the broker comes back.
+/// The node's life on the broker (docs/architecture.md, "Services and shutdown"): the `offline`
+/// will, clean shutdown on signals, and republishing every retained topic after the broker comes
+/// back.
 @Suite("Process lifecycle")
 struct LifecycleTests {
     @Test("SIGKILL: the broker publishes the offline will")

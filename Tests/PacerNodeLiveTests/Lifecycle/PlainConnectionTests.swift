@@ -3,8 +3,8 @@ import PacerCore
 import PacerTestSupport
 import Testing
 
-/// The plain topics' own connection on a real node and a real broker (issue 12,
-/// `publish.plain_connection`).
+/// The plain topics' own connection on a real node and a real broker
+/// (`publish.plain_connection`).
 @Suite("The plain topics' own connection (real processes)")
 struct PlainConnectionTests {
     static let config = "timers:\n  - {id: c, name: C, spec: {kind: countdown, duration: 1h}}\n"

@@ -6,14 +6,14 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 9 "Shutdown that always ends": SIGTERM or SIGINT ends the node within 2 s in every
+/// Shutdown that always ends: SIGTERM or SIGINT ends the node within 2 s in every
 /// state, also when the broker cannot be reached or never answers. (The connected state is
 /// covered by LifecycleTests.gracefulShutdown.) On a quiet machine each exit takes tens of
 /// milliseconds (printed). The wall-clock bound is a generous 10 s, because a CI machine
 /// running every suite at once has stalled a node's signal handling by 3.4 s. That a pending
 /// connect attempt is stopped rather than waited out is the MQTT client's promise, checked
 /// against a 60 s connect timeout in CancellationTests.
-@Suite("Shutdown in every state (issue 9)")
+@Suite("Shutdown in every state")
 struct ShutdownTests {
     /// How long an exit may take on a loaded machine (see the suite's doc).
     static let promptly = Duration.seconds(10)

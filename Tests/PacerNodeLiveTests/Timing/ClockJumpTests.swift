@@ -6,7 +6,7 @@ import Testing
 import Glibc
 #endif
 
-/// A real `pacer run` whose wall clock is stepped while timers run (SPEC §2, timing model).
+/// A real `pacer run` whose wall clock is stepped while timers run (docs/timer-core.md, "Time").
 ///
 /// The node runs with `Tests/Fixtures/fake-wall-clock.c` preloaded (compiled here with the
 /// system C compiler): it adds an offset, read from a file the test rewrites, to

@@ -9,7 +9,7 @@ import PacerStore
 import PacerTestSupport
 import Testing
 
-/// The engine's machine alone (issue 28): no store, no transport, no thread, no clock. Each
+/// The engine's machine alone: no store, no transport, no thread, no clock. Each
 /// test hands it inputs with their instants and reads the batch it would write and the
 /// effects it asks for — the shell's whole job, done here by hand.
 @Suite("Engine machine (no store, no transport)")

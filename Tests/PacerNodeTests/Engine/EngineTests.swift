@@ -5,7 +5,7 @@ import PacerStore
 import PacerTestSupport
 import Testing
 
-/// The engine in-process (issue 9): a real SQLite file, a recording transport, virtual time.
+/// The engine in-process: a real SQLite file, a recording transport, virtual time.
 /// What only processes can show (crash, outage, TLS, signals) stays in the process tests.
 @Suite("Engine in-process")
 struct EngineTests {
@@ -70,7 +70,7 @@ struct EngineTests {
         let started = try await h.send(["action": "start"], timer: "egg")
         let endsAt = try #require(started["state"]?["ends_at_ms"]?.int64)
         await h.pass(60_000)
-        // The state goes out on changes only (issue 10): 60 s after the start, 9 min remain.
+        // The state goes out on changes only: 60 s after the start, 9 min remain.
         let before = try #require(started["state"]?["remaining_ms"]?.int64) - 60_000
         h.time.stepWall(3_600_000)
         await h.pass(1_000)

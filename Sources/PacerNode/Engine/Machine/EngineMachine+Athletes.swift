@@ -4,7 +4,7 @@ import PacerCore
 import PacerProtocol
 import PacerStore
 
-/// A class's athletes and their heart rate per phase (issue 30): AthleteRoster.swift holds who
+/// A class's athletes and their heart rate per phase: AthleteRoster.swift holds who
 /// is present and their profiles, ClassRecorder.swift one run's figures.
 extension EngineMachine {
     // MARK: - Readings

@@ -248,7 +248,7 @@ extension EngineMachine {
         }
         // Kept as the node read it, resolved: a workout made from a preset holds that preset's
         // values (a preset cannot name another one).
-        guard case .object(var canonical) = spec.json else { return .failure(.init(.invalidSpec, "the spec is not an object")) }
+        guard case .object(var canonical) = spec.json else { return .failure(.init(.invalidSpec, "spec is not an object")) }
         canonical["preset"] = nil
         if output.workoutsBefore == nil { output.workoutsBefore = workouts }
         workouts.save(id, name: name ?? id, spec: .object(canonical))

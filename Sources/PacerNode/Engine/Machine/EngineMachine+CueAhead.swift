@@ -8,11 +8,11 @@ struct CueAheadMark: Equatable {
     var announcedThrough: Millis
 }
 
-/// The cue-ahead signal (`publish.cue_ahead`, issue 29): each cue the timers will sound is
-/// announced on `<base>/cue_ahead` that long before its due instant, so another player (a
-/// Home Assistant media player, a jukebox) can lower its music before the beep rather than
-/// after it. The instants come from the timing model: a copy of the timer's machine is
-/// advanced to its next event (`TimerMachine.nextEventDue`, `eventsDue`), nothing else.
+/// The cue-ahead signal (`publish.cue_ahead`, docs/sound.md "Music"): each cue the timers will
+/// sound is announced on `<base>/cue_ahead` that long before its due instant, so another player (a
+/// Home Assistant media player, a jukebox) can lower its music before the beep rather than after
+/// it. The instants come from the timing model: a copy of the timer's machine is advanced to its
+/// next event (`TimerMachine.nextEventDue`, `eventsDue`), nothing else.
 ///
 /// The node's own music ducking (`sound.music`, PacerSound's MusicDucker) is told of each cue
 /// the same way (`EngineEffect.expectCue`), so it lowers the music its full `lead` ahead of every

@@ -23,7 +23,7 @@ extension EngineMachine {
     ///
     /// All of them go out in chunks of `discoveryChunk`, one every `discoveryPauseMs` (a
     /// `.discovery` deadline), after the states: 10,000 configs of ~3 KB queued at once would
-    /// hold 30 MB in libmosquitto's queue, which glibc then keeps (issue 10). The first chunk
+    /// hold 30 MB in libmosquitto's queue, which glibc then keeps. The first chunk
     /// goes with the connect itself.
     ///
     /// Configs are skipped while disconnected (every one is published on the next connect);

@@ -18,10 +18,10 @@ struct RestoredState {
 }
 
 extension EngineMachine {
-    /// Brings back every saved timer and creates the declared ones, before anything is
-    /// published (SPEC §5). Events that fell due while the node was down are published once
-    /// (the terminal one with `late_ms`); cues are not replayed. Returns what to write
-    /// (`batch(for:)`, then `restoreWritten`).
+    /// Brings back every saved timer and creates the declared ones, before anything is published
+    /// (docs/architecture.md, "Durability and restore"). Events that fell due while the node was
+    /// down are published once (the terminal one with `late_ms`); cues are not replayed. Returns
+    /// what to write (`batch(for:)`, then `restoreWritten`).
     mutating func restore(_ saved: RestoredState, clockSynchronized: Bool?, now: Millis) -> EngineOutput {
         var output = EngineOutput()
         info.clockSynchronized = clockSynchronized

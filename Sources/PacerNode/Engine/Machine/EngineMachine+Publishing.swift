@@ -109,8 +109,9 @@ extension EngineMachine {
     /// outcome events into the outbox, deletions and request ids. Marks the timers as persisted.
     mutating func batch(for output: EngineOutput, now: Millis) -> StoreBatch {
         var batch = StoreBatch()
-        // Timers that only time moved on are not written: the timing model derives where they
-        // are from their last written state (issue 26).
+        // Timers that only time moved on are not written: the timing model derives where they are
+        // from their last written state, and an SD card lives longer without a write per
+        // transition.
         batch.upsertTimers = timers.records(changed: output.writtenTimers, force: output.forcePersist, now: now)
         // Cues (countdown, halfway, alert) and derived events (a transition's phase) are
         // published but not written: they would wear the SD card, and a restore recomputes them.

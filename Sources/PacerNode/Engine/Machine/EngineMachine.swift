@@ -16,11 +16,11 @@ enum EngineInput: Sendable {
     case delivered(MQTTDeliveryReport)
 }
 
-/// The node's decisions, as one value (SPEC §3, issue 28): every timer, the outbox, the plain
-/// link, the deadlines, the request ledger, heart rate, `info`, the saved workouts and Home
-/// Assistant's discovery. It does no I/O and reads no clock: it is handed each input with the
-/// instant it happened at, and answers with what to write (a `StoreBatch`) and what to
-/// publish (`EngineEffect`s). `NodeEngine` (Shell/) is the thin shell that performs them.
+/// The node's decisions, as one value (docs/architecture.md, "The engine"): every timer, the
+/// outbox, the plain link, the deadlines, the request ledger, heart rate, `info`, the saved
+/// workouts and Home Assistant's discovery. It does no I/O and reads no clock: it is handed each
+/// input with the instant it happened at, and answers with what to write (a `StoreBatch`) and what
+/// to publish (`EngineEffect`s). `NodeEngine` (Shell/) is the thin shell that performs them.
 ///
 /// One input goes through three steps, each a call:
 /// 1. `decide(_:now:)` (or `route` for each command of a group): the timers change and an

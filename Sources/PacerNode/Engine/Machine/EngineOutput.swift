@@ -40,7 +40,7 @@ struct EngineOutput {
     /// Events in the order they happened.
     private(set) var events: [TimerEvent] = []
     /// Timers changed only by the passage of time: where they are follows from their last
-    /// written state and the timing model, so they are published, not written (issue 26: a
+    /// written state and the timing model, so they are published, not written (a
     /// phase transition is not news; an SD card lives longer without a write per transition).
     private(set) var derivedOnly: Set<String> = []
     /// Events that follow from the timing model (`phase`, a scheduled `started`): published,

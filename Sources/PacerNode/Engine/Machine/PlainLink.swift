@@ -85,7 +85,7 @@ struct PlainLink {
 /// After a (re)connect the main connection republishes every `state`, and the plain topics'
 /// own connection every plain topic. Sent side by side, the plain topics' 6 messages per timer
 /// halve the rate at which the states get through, since mosquitto reads one packet per
-/// connection per turn (issue 10: a restore of 10,000 timers). So the plain republish waits
+/// connection per turn (a restore of 10,000 timers). So the plain republish waits
 /// until the broker has acknowledged the connect's last state (a tracked QoS 1 publish; the
 /// broker handles one connection's packets in order, so it has every earlier state too), or
 /// for `limitMs` at most. The running timers' per-second flips wait too (10,000 timers flip

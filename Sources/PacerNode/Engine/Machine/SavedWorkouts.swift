@@ -6,8 +6,8 @@ import PacerProtocol
 /// (one JSON document in its `meta` table, written with the command) and published retained on
 /// `<base>/workouts` for every page and phone.
 struct SavedWorkouts: Equatable {
-    /// The specs by id (each as the node read it: `TimerSpec.json`, canonical, without a preset
-    /// of its own), as presets. The configuration's own presets come first: a saved workout
+    /// The workouts' specs by id (each as the node read it: `TimerSpec.json`, canonical, without a
+    /// preset of its own), as presets. The configuration's own presets come first: a saved workout
     /// cannot take their names.
     private(set) var presets: [String: JSONValue] = [:]
     private var names: [String: String] = [:]

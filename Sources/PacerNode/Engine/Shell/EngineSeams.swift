@@ -47,11 +47,11 @@ extension EngineTransport {
     }
 }
 
-/// The connection the plain topics (`remaining`, `display`, `phase`, `round`, `rounds`, `hr`)
-/// have to themselves (`publish.plain_connection: separate`): a per-second flip is never
-/// queued behind the replies, states and discovery configs of the main connection, which
-/// mosquitto reads one packet per turn of its loop (issue 12: the command storm's flips).
-/// Its batches are begun and ended with the main transport's.
+/// The connection the plain topics (`remaining`, `display`, `phase`, `round`, `rounds`, `hr`) have
+/// to themselves (`publish.plain_connection: separate`): a per-second flip is never queued behind
+/// the replies, states and discovery configs of the main connection, which mosquitto reads one
+/// packet per turn of its loop (the command storm's flips: docs/RELIABILITY.md). Its batches are
+/// begun and ended with the main transport's.
 protocol PlainTopicsTransport: Sendable {
     /// Publishes a retained plain value: QoS 0 for a value (the next one supersedes it, and all
     /// are republished when this connection comes back), QoS 1 for a deleted timer's clear
@@ -150,7 +150,7 @@ protocol EngineStore: Sendable {
 /// thread (`EngineThread`), where an fsync (`synchronous=FULL`) on a slow SD card blocks only
 /// the engine, which has to wait for it anyway, and not one of the few threads Swift
 /// concurrency runs every other task on (the client's streams, the services). No hop to a
-/// writer queue and back (issue 10: one thread switch less per command).
+/// writer queue and back (one thread switch less per command).
 struct EngineThreadStore: EngineStore {
     let database: PacerDatabase
 

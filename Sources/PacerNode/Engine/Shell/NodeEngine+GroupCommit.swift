@@ -1,7 +1,7 @@
 import Mosquitto
 import PacerCore
 
-/// Group commit (issue 10): commands already queued behind one another are handled together
+/// Group commit: commands already queued behind one another are handled together
 /// and written in one transaction, so a burst pays one fsync, not one per command.
 extension NodeEngine {
     /// The most commands written in one transaction.

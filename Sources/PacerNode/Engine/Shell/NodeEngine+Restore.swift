@@ -6,9 +6,9 @@ import PacerStore
 /// The shell's start-up: the saved timers read and decoded, handed to the machine
 /// (`EngineMachine.restore`), and what it decided written before anything is published.
 extension NodeEngine {
-    /// Reads the saved timers, hands them to the machine (`EngineMachine.restore`) and writes
-    /// what it decided, before anything is published (SPEC §5). Their events wait for the
-    /// first connect.
+    /// Reads the saved timers, hands them to the machine (`EngineMachine.restore`) and writes what
+    /// it decided, before anything is published (docs/architecture.md, "Durability and restore").
+    /// Their events wait for the first connect.
     func restore() async {
         let now = clock.now()
         let clockSynchronized = ClockSync.isSynchronized()

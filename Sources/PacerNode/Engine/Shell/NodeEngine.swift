@@ -7,7 +7,7 @@ import PacerSound
 import PacerStore
 import Synchronization
 
-/// The thin shell around the node's one machine (`EngineMachine`, SPEC §3): it owns the
+/// The thin shell around the node's one machine (`EngineMachine`): it owns the
 /// engine's thread, the clock, the store and the transport, and does nothing but hand each
 /// input to the machine and carry out what it answers — write first (durable), then publish.
 ///

@@ -23,7 +23,7 @@ struct BadInput: Sendable, CustomTestStringConvertible {
     var testDescription: String { name }
 }
 
-/// Issue 4 "Bad input": every bad command the node must answer with one clear error and
+/// Bad input: every bad command the node must answer with one clear error and
 /// no change (EngineBadInputTests sends each to an in-process engine).
 enum BadInputCases {
     static let config = """
@@ -88,7 +88,7 @@ enum BadInputCases {
             .init("start_at in 30 days", #"{"action":"start","start_at":\#(wallNowMs() + 30 * 86_400_000),\#(countdown)}"#, timer: "fresh", "invalid_argument", mentions: "start_at"),
             .init("unknown preset", #"{"action":"start","preset":"nonesuch"}"#, timer: "fresh", "invalid_spec", mentions: "nonesuch"),
             .init("unknown kind", #"{"action":"create","timer":"fresh","spec":{"kind":"sundial"}}"#, "invalid_spec", mentions: "sundial"),
-            // Instants (issue 25): the first killed the node inside ICU (Foundation's
+            // Instants: the first killed the node inside ICU (Foundation's
             // ISO8601DateFormatter divided by zero on a long fraction). Each is now read by
             // PacerCore's own parser and refused with the field named.
             .init("start_at with a 131-digit fraction (the ICU crash)", #"{"action":"start","start_at":"2026-10-22T18:02:12.\#(String(repeating: "8", count: 130))3",\#(countdown)}"#, timer: "fresh", "invalid_argument", mentions: "start_at"),
@@ -100,7 +100,7 @@ enum BadInputCases {
             .init("start_at without a time zone", #"{"action":"start","start_at":"2026-10-22T18:02:12",\#(countdown)}"#, timer: "fresh", "invalid_argument", mentions: "time zone"),
             .init("history since a long fraction", #"{"action":"history","since":"2026-10-22T18:02:12.\#(String(repeating: "9", count: 500))Z"}"#, "invalid_argument", mentions: "since"),
             .init("a word of control characters (echoed escaped)", "\u{2}\u{3}\u{1B}[2J", timer: "keep", "unknown_action", mentions: "\\u{1B}[2J"),
-            // Found by the hostile suite (issue 25).
+            // Found by the hostile suite (docs/RELIABILITY.md, "Hostile input").
             .init("list with a timer", #"{"action":"list","timer":"+"}"#, "invalid_argument", mentions: "timer"),
             .init("time with a timer", #"{"action":"time","timer":"keep"}"#, "invalid_argument", mentions: "timer"),
             .init("list on a timer's topic", #"{"action":"list"}"#, timer: "keep", "unknown_action", mentions: "node command"),

@@ -5,7 +5,7 @@ import PacerCore
 import PacerTestSupport
 import Testing
 
-/// Issue 4 "Bad input" and SPEC §7, in-process: each bad command gets exactly one clear error
+/// Bad input, in-process: each bad command gets exactly one clear error
 /// reply and changes nothing: no write, no publish but the reply.
 @Suite("Bad input (in-process)")
 struct EngineBadInputTests {
@@ -80,9 +80,10 @@ struct EngineBadInputTests {
         #expect(now["ok"] == true, "\(now)")
     }
 
-    /// Found by the hostile suite (issue 25): anyone who may publish on a timer's state topic
-    /// could leave a retained state whose revision is beyond Int; the node read it with
-    /// `Int(value)` during the outbox check after a restart and trapped, again at every reconnect.
+    /// Found by the hostile suite (docs/RELIABILITY.md, "Hostile input"): anyone who may publish on
+    /// a timer's state topic could leave a retained state whose revision is beyond Int; the node
+    /// read it with `Int(value)` during the outbox check after a restart and trapped, again at
+    /// every reconnect.
     @Test("hostile retained states during the outbox check are ignored, never a crash", arguments: [
         #"{"revision":1e19}"#, #"{"revision":9223372036854775808}"#, #"{"revision":-1e300}"#,
         #"{"revision":12345678901234567890123456}"#, #"{"revision":1.5}"#, #"{"revision":"7"}"#, "[1,2]", "", "\u{FF}",

@@ -4,7 +4,7 @@ import PacerCore
 import PacerTestSupport
 import Testing
 
-/// SPEC §3 in-process: request ids (dedup) and `if_revision`.
+/// In-process: request ids (dedup) and `if_revision`.
 @Suite("Idempotence and revisions (in-process)")
 struct EngineRequestTests {
     private func events(_ h: EngineHarness, _ timer: String, from start: Int) -> [JSONValue] {

@@ -5,8 +5,8 @@ import PacerTestSupport
 import Testing
 import PacerProtocol
 
-/// SPEC §3 topics in-process, with virtual time: exact instants instead of arrival bounds.
-/// (TopicTests keeps what the broker delivers, and when.)
+/// The topics of docs/API.md in-process, with virtual time: exact instants instead of arrival
+/// bounds. (TopicTests keeps what the broker delivers, and when.)
 @Suite("Topics in-process")
 struct EngineTopicTests {
     @Test("display text: 0:42, 12:05, 1:02:03; remaining in whole seconds, rounded up")

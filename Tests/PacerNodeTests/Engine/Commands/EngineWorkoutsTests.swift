@@ -5,7 +5,7 @@ import PacerStore
 import PacerTestSupport
 import Testing
 
-/// Saved workouts (issue 27): `save_workout` and `delete_workout` on the node's topic, the
+/// Saved workouts: `save_workout` and `delete_workout` on the node's topic, the
 /// retained `<base>/workouts`, a saved workout started like a preset, kept across restarts.
 @Suite("Engine: saved workouts (in-process)")
 struct EngineWorkoutsTests {

@@ -5,7 +5,7 @@ import PacerCore
 import PacerTestSupport
 import Testing
 
-/// Commands queued behind one another: one write, then every reply (issue 10).
+/// Commands queued behind one another: one write, then every reply.
 @Suite("Engine group commit in-process")
 struct EngineGroupCommitTests {
     /// A command as the client hands it over (QoS 1, replies to the harness's topic).

@@ -5,9 +5,10 @@ import PacerStore
 import PacerTestSupport
 import Testing
 
-/// Issue 26: what the node writes. A phase transition is derived from the timer's last
-/// written state and the timing model, so it is published, never written; a command and an
-/// outcome that must not repeat (`expired`, `finished`) are written before they are published.
+/// What the node writes (an SD card lives longer without a write per transition). A phase
+/// transition is derived from the timer's last written state and the timing model, so it is
+/// published, never written; a command and an outcome that must not repeat (`expired`, `finished`)
+/// are written before they are published.
 @Suite("Engine writes: commands and outcomes, not transitions (in-process)")
 struct EngineWritesTests {
     static let config = """

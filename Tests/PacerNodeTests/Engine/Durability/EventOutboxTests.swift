@@ -107,7 +107,7 @@ import PacerProtocol
     }
 }
 
-/// One action vocabulary (issue 9): the word parser, the JSON parser and the help text all
+/// One action vocabulary: the word parser, the JSON parser and the help text all
 /// come from `TimerAction.allCases`.
 @Suite struct ActionVocabularyTests {
     @Test(arguments: TimerAction.allCases)

@@ -8,7 +8,7 @@ import PacerStore
 import PacerTestSupport
 import Testing
 
-/// A class's athletes and their heart rate per phase (issue 30), on the machine alone: injected
+/// A class's athletes and their heart rate per phase, on the machine alone: injected
 /// instants, no store, no transport.
 @Suite("Engine machine: athletes and class summaries")
 struct EngineAthletesTests {

@@ -6,7 +6,7 @@ import PacerCore
 import PacerTestSupport
 import Testing
 
-/// The plain topics' own connection (`publish.plain_connection: separate`, issue 12): the
+/// The plain topics' own connection (`publish.plain_connection: separate`): the
 /// per-second flips never queue behind the main connection's replies and states.
 @Suite("Engine: the plain topics' own connection")
 struct EnginePlainLinkTests {

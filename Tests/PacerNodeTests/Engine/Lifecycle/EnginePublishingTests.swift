@@ -5,7 +5,7 @@ import PacerStore
 import PacerTestSupport
 import Testing
 
-/// What the engine publishes per second and per change (issue 10): `state` only on a change,
+/// What the engine publishes per second and per change: `state` only on a change,
 /// `remaining`/`display` on every displayed second (as configured), `info` at most once a second.
 @Suite("Engine publishing rates")
 struct EnginePublishingTests {

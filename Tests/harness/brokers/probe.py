@@ -1,5 +1,5 @@
 """What a broker does to an MQTT 5 CONNECT, read off the wire: the node's version negotiation
-(issue 31) must tell these apart. One raw TCP connection, one CONNECT (protocol level 5, clean
+must tell these apart. One raw TCP connection, one CONNECT (protocol level 5, clean
 start, keep-alive 30 s, session expiry and Maximum Packet Size properties as the node sends
 them), then whatever comes back within `timeout` seconds."""
 import socket

@@ -1,12 +1,12 @@
-"""The hostile scenario (issue 25): the payloads of scripts/hostile_payloads.py on every topic
-the node reads, one at a time, then their retained states read back on a reconnect and a final
-restart, while two timers run untouched; and its report (figures, summary lines and one failed
-check per kind of problem). The moving parts are in hostile_run.py and hostile_retained.py."""
+"""The hostile scenario (docs/RELIABILITY.md, "Hostile input"): the payloads of
+hostile_payloads.py on every topic the node reads, one at a time, then their retained states read
+back on a reconnect and a final restart, while two timers run untouched; and its report (figures,
+summary lines and one failed check per kind of problem). The moving parts are in hostile_run.py
+and hostile_retained.py."""
 import os
 import time
 
-import hostile_payloads
-
+from . import hostile_payloads
 from .common import now_ms, summary
 from .hostile_retained import final_restart, state_phase
 from .hostile_run import HostileRun
@@ -38,7 +38,7 @@ def scenario_hostile(suite):
     for c in cases:
         kinds[c.kind] = kinds.get(c.kind, 0) + 1
     suite.say(f"hostile: {len(cases)} hostile payloads on every topic the node reads "
-              f"({', '.join(f'{k} {v}' for k, v in kinds.items())}), {rounds} round(s) (scripts/hostile_payloads.py)")
+              f"({', '.join(f'{k} {v}' for k, v in kinds.items())}), {rounds} round(s) (Tests/harness/reliability/hostile_payloads.py)")
     d = suite.dir("hostile")
     # A persistent broker: the retained commands and states outlive its restart (the state phase).
     broker = Broker(os.path.join(d, "broker"), persistence=True)

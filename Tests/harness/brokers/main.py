@@ -1,6 +1,7 @@
-"""scripts/brokers: the broker matrix (issue 31). Starts each broker (or two-node cluster) of
-its own on 127.0.0.1, runs the core flows against a real `pacer run` (node on the first
-member, displays on the last), prints one table, and stops everything by PID.
+"""scripts/brokers: the broker matrix (docs/deployment.md, "Brokers: what works where"). Starts
+each broker (or two-node cluster) of its own on 127.0.0.1, runs the core flows against a real
+`pacer run` (node on the first member, displays on the last), prints one table, and stops
+everything by PID.
 
   scripts/brokers [--brokers mosquitto,amqtt,amqtt-anon,rabbitmq,ejabberd] [--json FILE] [--markdown]
 

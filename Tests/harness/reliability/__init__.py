@@ -1,6 +1,6 @@
-"""Pacer's fault suite (issue 12; a package since issue 28), run by scripts/reliability, which
-puts scripts/ on sys.path and calls main.main(). Python 3 standard library only; the hostile
-payloads come from scripts/hostile_payloads.py. The modules:
+"""Pacer's fault suite (docs/RELIABILITY.md), run by scripts/reliability, which puts
+Tests/harness/ on sys.path and calls reliability.main.main(). Python 3 standard library only; the
+hostile payloads come from hostile_payloads.py beside these modules. The modules:
 
 - main: the command line, the table of scenarios, the run and its JSON report;
 - suite: the bookkeeping of a run (checks, known issues, figures);

@@ -1,4 +1,4 @@
-"""The front desk in Chromium for scripts/bench.d/rooms.py (run with .test-logs/browser-venv's
+"""The front desk in Chromium for Tests/harness/bench/rooms.py (run with .test-logs/browser-venv's
 Python, which has Selenium): opens URL, waits until it shows ROOMS rooms and ROWS timer rows with
 every room's clock synced, prints `ready`, then measures SECONDS: the interval between animation
 frames (requestAnimationFrame), long tasks (PerformanceObserver), the page's own work

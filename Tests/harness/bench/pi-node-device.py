@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""What the node's data directory costs an SD card's filesystem in a reference gym day (issue 26).
+"""What the node's data directory costs an SD card's filesystem in a reference gym day.
 
-    sudo python3 scripts/bench.d/pi-node-device.py --binary PATH [--seconds 60] [--json FILE]
+    sudo python3 Tests/harness/bench/pi-node-device.py --binary PATH [--seconds 60] [--json FILE]
 
 gymday.py (beside this file) measures what the node's process sends to the block layer
 (`write_bytes`): the database's and the WAL's pages. An SD card is also sent ext4's own journal
@@ -20,7 +20,7 @@ and loop devices; mosquitto (no persistence) and the node's configuration stay o
 import argparse, importlib.util, json, os, shutil, subprocess, sys, tempfile, threading, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 spec = importlib.util.spec_from_file_location("gymday", os.path.join(HERE, "gymday.py"))
 gymday = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(gymday)

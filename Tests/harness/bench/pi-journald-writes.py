@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""What the node's log costs the Pi's SD card through journald, per event and per day (issue 26).
+"""What the node's log costs the Pi's SD card through journald, per event and per day.
 
-    sudo python3 scripts/bench.d/pi-journald-writes.py --binary PATH [--json FILE]
+    sudo python3 Tests/harness/bench/pi-journald-writes.py --binary PATH [--json FILE]
 
 1. The node's log at its default level (info), line by line, over a run that has everything a
    day can bring: a start, 3 interval timers with 1 s phases (transitions), accepted commands
@@ -28,7 +28,7 @@ Without root or loop devices only part 1 runs.
 import argparse, json, os, shutil, signal, socket, subprocess, sys, tempfile, threading, time
 
 BASE = "pacer/logday"
-REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
 import importlib.util
 
 # The helpers gymday.py (beside this file) has: ports, commands and the node's `online`.

@@ -7,8 +7,8 @@ import os
 import threading
 import time
 
-SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ROOT = os.path.dirname(SCRIPTS)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+SCRIPTS = os.path.join(ROOT, "scripts")
 
 
 def now_ms():

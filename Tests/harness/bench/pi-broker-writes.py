@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""What mosquitto writes to the Pi's SD card in a reference gym day, by persistence setting (issue 26).
+"""What mosquitto writes to the Pi's SD card in a reference gym day, by persistence setting.
 
-    sudo python3 scripts/bench.d/pi-broker-writes.py --binary PATH [--seconds 300] [--json FILE]
+    sudo python3 Tests/harness/bench/pi-broker-writes.py --binary PATH [--seconds 300] [--json FILE]
 
 A reference gym day: 3 interval timers busy 12 hours, a phase transition every 15 s on average
 (8,640 transitions), 360 commands; the Pi and its broker run 24 hours. A real node (PATH) drives a
@@ -73,7 +73,7 @@ BUSY_SECONDS = 12 * 3600
 DAY_SECONDS = 24 * 3600
 TIMERS = ["a", "b", "c"]
 MAX_QUEUED = 1000
-REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
 
 
 def write_bytes(pid):

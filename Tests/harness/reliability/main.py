@@ -28,7 +28,7 @@ The node is a black box: only MQTT, files, signals and /proc are used.
 
 Every figure is printed and written as JSON to --report (default .test-logs/reliability.json);
 the node's and the brokers' logs stay in --workdir (a temporary directory, kept on failure).
-Python 3 standard library only: the small MQTT 3.1.1 client is in reliability_suite/mqtt.py.
+Python 3 standard library only: the small MQTT 3.1.1 client is in Tests/harness/reliability/mqtt.py.
 Exit status 0 when every check passed, 1 otherwise.
 """
 
@@ -60,7 +60,7 @@ def main():
     p.add_argument("--refused-window", type=int, default=None)
     p.add_argument("--stuck-seconds", type=int, default=None)
     p.add_argument("--hostile-rounds", type=int, default=None,
-                   help="rounds of the hostile payloads (scripts/hostile_payloads.py; default 2, CI 1: each case once)")
+                   help="rounds of the hostile payloads (Tests/harness/reliability/hostile_payloads.py; default 2, CI 1: each case once)")
     p.add_argument("--storm-clients", type=int, default=None)
     p.add_argument("--storm-commands", type=int, default=None)
     p.add_argument("--storm-rate-limit", type=int, default=0,

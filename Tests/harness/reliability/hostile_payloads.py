@@ -1,5 +1,5 @@
-"""The hostile payloads of `scripts/reliability --only hostile` (issue 25): what a careless or
-hostile client could send on every topic a Pacer node reads.
+"""The hostile payloads of `scripts/reliability --only hostile` (docs/RELIABILITY.md, "Hostile
+input"): what a careless or hostile client could send on every topic a Pacer node reads.
 
 `cases(now_ms)` returns a list of `Case`s, a namedtuple whose first four fields are
 (name, topic_kind, payload_bytes, expectation), then:
@@ -26,7 +26,7 @@ expectation:
 - `hr:<bpm>`: no reply, and the bound timer's state shows that bpm (a valid reading);
 - `ha_online`: no reply, and the node publishes its discovery configs again.
 
-Timers the cases use (the node's YAML in scripts/reliability_suite/hostile.py): `hx` (idle:
+Timers the cases use (the node's YAML in Tests/harness/reliability/hostile.py): `hx` (idle:
 the target of hostile commands, which must all be refused), `okt` (for the valid cases that
 start a timer), `okc<N>` / `hs<N>` (fresh ids: created only by valid cases, or by a hostile one
 wrongly accepted). Python 3 standard library only.
@@ -805,7 +805,7 @@ def _lines(now_ms):
     add("log injection: newline in a word", "timer_cmd", forged.replace("\u0000", "").encode(), "error", timer=HX, rid=None)
     add("log injection: newline in a word (snooze)", "timer_cmd", ("snooze " + forged).encode(), "error", timer=HX, rid=None)
 
-    # The cases of the first hostile scenario (issue 12), as they were (on hx instead of keep).
+    # The first hostile cases, kept as they were written (on hx instead of keep).
     nested = "[" * 10_000 + "]" * 10_000
     for label, kind, payload, expected in [
         ("1 MiB payload", "cmd", b'{"action":"time","pad":"' + b"x" * (1 << 20) + b'"}', "payload_too_large"),
@@ -841,7 +841,7 @@ def _lines(now_ms):
         ("duplicate keys", "cmd", b'{"action":"time","action":"explode"}', "bad_json"),
         ("history limit 1e308", "cmd", b'{"action":"history","limit":1e308}', "invalid_argument"),
     ]:
-        add(f"issue 12: {label}", kind, payload, "error" + (f":{expected}" if expected else ""), timer=HX if kind == "timer_cmd" else None, rid=None)
+        add(f"classic: {label}", kind, payload, "error" + (f":{expected}" if expected else ""), timer=HX if kind == "timer_cmd" else None, rid=None)
 
     # Retained commands: never replayed (the final restart checks that); live, they are answered.
     add("retained create (live)", "cmd", obj(("action", "create"), ("id", ID), ("timer", "rtd"), ("spec", spec_1h)), "any", retain=True)

@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
-"""Many rooms on one broker, on loopback (issue 31): N real `pacer run` processes (distinct node
-ids and data directories), each with T running countdowns started at different instants, and
-a subscriber on `pacer/+/timers/+/remaining` measuring each flip's lateness (arrival minus the
-instant the value became true, ends_at_ms - value * 1000: scripts/bench.d/benchc.c `sub`, the
-measure of scripts/bench), with the broker's and the nodes' CPU over the same window.
+"""Many rooms on one broker, on loopback (a chain of gyms, docs/deployment.md "Several rooms,
+several gyms"): N real `pacer run` processes (distinct node ids and data directories), each with T
+running countdowns started at different instants, and a subscriber on `pacer/+/timers/+/remaining`
+measuring each flip's lateness (arrival minus the instant the value became true, ends_at_ms -
+value * 1000: Tests/harness/bench/benchc.c `sub`, the measure of scripts/bench), with the broker's
+and the nodes' CPU over the same window.
 
-  python3 scripts/bench.d/rooms.py [--nodes 50] [--timers 20] [--seconds 30] [--broker mosquitto|rabbitmq|ejabberd]
-                                   [--binary PATH] [--frontdesk] [--write] [--label TEXT]
+  python3 Tests/harness/bench/rooms.py [--nodes 50] [--timers 20] [--seconds 30] [--broker mosquitto|rabbitmq|ejabberd]
+                                                [--binary PATH] [--frontdesk] [--write] [--label TEXT]
 
 Floors, in the same run and on the same broker: the broker's relay round trip (benchc `rtt`: a
 C client publishes QoS 1 to itself, 200 samples) and a C timer loop publishing as many flips
 (benchc `floor`: clock_nanosleep to each due instant, then the publish), measured the same way.
-With a cluster (rabbitmq, ejabberd: two members, scripts/brokers_suite/brokers.py) the nodes
+With a cluster (rabbitmq, ejabberd: two members, Tests/harness/brokers/brokers.py) the nodes
 connect to the first member and the subscriber to the second. With --frontdesk, a second window
 has the front desk (examples/dashboard/frontdesk.html, served by lighttpd) open in Chromium on
 every node, and reports its frames (requestAnimationFrame intervals) and its own work per frame
@@ -30,10 +31,10 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-from brokers_suite import brokers  # noqa: E402  (the matrix's broker starters)
-from reliability_suite.mqtt import Client, connect_retrying  # noqa: E402  (a plain MQTT 3.1.1 client)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+sys.path.insert(0, os.path.dirname(HERE))  # Tests/harness: the broker matrix's and the fault suite's packages
+from brokers import brokers  # noqa: E402  (the matrix's broker starters)
+from reliability.mqtt import Client, connect_retrying  # noqa: E402  (a plain MQTT 3.1.1 client)
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -282,9 +283,9 @@ def lat(d):
 def report(r, args):
     n, t = r["nodes"], r["timers"]
     rooms, floor = r["rooms"], r["floor"]
-    lines = [f"## {r['date']} — issue 31: {n} rooms × {t} running countdowns on one {r['broker']}{' (two members)' if r['broker'] != 'mosquitto' else ''}"
+    lines = [f"## {r['date']} — {n} rooms × {t} running countdowns on one {r['broker']}{' (two members)' if r['broker'] != 'mosquitto' else ''}"
              + (f" — {args.label}" if args.label else ""), "",
-             f"How: `python3 scripts/bench.d/rooms.py --nodes {n} --timers {t} --seconds {args.seconds:.0f} --broker {r['broker']}"
+             f"How: `python3 Tests/harness/bench/rooms.py --nodes {n} --timers {t} --seconds {args.seconds:.0f} --broker {r['broker']}"
              f"{' --frontdesk' if args.frontdesk else ''}` with `{os.path.basename(args.binary)}` ({args.binary}); {n} real `pacer run` "
              f"processes (node ids room00…, data directories of their own), their {n * t:,} countdowns started one by one over "
              f"{args.spread:.0f} s in random order (so their flips fall on different milliseconds); one C libmosquitto subscriber on "

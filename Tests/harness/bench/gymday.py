@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""What a node writes to its data directory's device in a reference gym day (issue 26).
+"""What a node writes to its data directory's device in a reference gym day (an SD card's wear).
 
-    python3 scripts/bench.d/gymday.py --binary PATH [--seconds 120] [--json FILE]
+    python3 Tests/harness/bench/gymday.py --binary PATH [--seconds 120] [--json FILE]
 
 A reference gym day: 3 interval timers busy 12 hours, a phase transition every 15 s on average
 (8,640 transitions), and 10 commands an hour per timer (starts, pauses, resumes: 360). It is
@@ -125,7 +125,7 @@ def page_size(data):
 
 
 def measure(binary, seconds):
-    work = tempfile.mkdtemp(prefix="gymday-", dir=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".build"))
+    work = tempfile.mkdtemp(prefix="gymday-", dir=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", ".build"))
     port = free_port()
     conf = os.path.join(work, "mosquitto.conf")
     with open(conf, "w") as f:

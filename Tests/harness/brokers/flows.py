@@ -54,7 +54,7 @@ def lateness(msgs, states):
 def page_check(ws_url, node_name, version, broker, st):
     """The wall page in Chromium (lighttpd serving examples/dashboard) on `ws_url`, showing
     timer t1: its digits must be the node's `remaining` (the timer is paused here)."""
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     py = os.path.join(root, ".test-logs", "browser-venv", "bin", "python")
     if not os.path.exists(py) or not shutil.which("lighttpd") or not shutil.which("chromium"):
         return (True, "not run (needs lighttpd, chromium and .test-logs/browser-venv from Tests/extra/browser)")

@@ -11,8 +11,7 @@ import re
 import signal
 import time
 
-import hostile_payloads
-
+from . import hostile_payloads
 from .common import parse_json
 from .mqtt import connect_retrying
 from .processes import proc_rss_kb

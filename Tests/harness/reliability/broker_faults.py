@@ -74,7 +74,7 @@ def scenario_restart(suite):
                 sent_away += adjusts
             time.sleep(2.5)
             msgs = s.client.since(index)
-            # Live (not retained) since this session subscribed, after the broker's restart:
+            # Live (not retained) since this client subscribed, after the broker's restart:
             # the plain topics have their own connection, which may be back (and republish)
             # before the main one publishes `online`.
             live = {m[1] for m in msgs if not m[3]}
@@ -146,7 +146,8 @@ def scenario_absent(suite):
     except subprocess.TimeoutExpired:
         node.stop(signal.SIGKILL)
         term_ms = None
-    # The node must exit within 2 s of SIGTERM in every state (issue 9).
+    # The node must exit within 2 s of SIGTERM in every state (systemd stops it, a coach
+    # presses Ctrl-C: docs/architecture.md, "Services and shutdown").
     suite.check("absent", term_ms is not None and term_ms < 2000,
                 f"SIGTERM while waiting for the broker: {'no exit within 10 s (then SIGKILL)' if term_ms is None else f'{term_ms:.0f} ms'}")
 
