@@ -7,7 +7,7 @@ import Synchronization
 ///
 /// Why: a message then reaches the code that handles it with no thread switch. On this project's
 /// 2-core VM, a command answered in libmosquitto's callback came back in 0.08 ms; handed to another
-/// thread first (a condition variable or an eventfd), in 0.26–0.30 ms (BENCHMARKS.md, 2026-11-27,
+/// thread first (a condition variable or an eventfd), in 0.26–0.30 ms (docs/benchmarks/history.md, 2026-11-27,
 /// "the engine thread reads its own commands"). The node's engine thread is the host of its command
 /// connection: it reads the command, handles it and writes the answer in one wake-up.
 ///

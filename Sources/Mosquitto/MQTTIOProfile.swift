@@ -14,7 +14,7 @@ public enum MQTTIOProfile: String, Sendable, Equatable, CaseIterable {
     case library
     /// For a program whose own thread publishes in batches and can serve the connection (the node's
     /// engine thread). Plain TCP only (over TLS the client uses `library`). Four parts, each
-    /// measured against the profile without it in one `scripts/bench` run (BENCHMARKS.md,
+    /// measured against the profile without it in one `scripts/bench` run (docs/benchmarks/history.md,
     /// 2026-11-27, "one canonical MQTT path"; then `library` was `mosquitto_loop`, which wakes on
     /// every packet):
     /// - a batch of publishes (``MQTTClient/beginPublishBatch()``) wakes the writer once, not

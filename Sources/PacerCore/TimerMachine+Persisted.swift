@@ -1,7 +1,7 @@
 /// The persisted form of a machine: written by `persistedBytes` (below) and read back by
 /// `init(persisted:)` from a `JSONValue`, without `Codable`: the node's one format of a timer.
 ///
-/// One implementation, no `Codable` (BENCHMARKS.md has what `JSONDecoder` cost a restore).
+/// One implementation, no `Codable` (docs/benchmarks/history.md has what `JSONDecoder` cost a restore).
 /// The tests keep a `Codable` conformance as an oracle (Tests/PacerCoreTests/
 /// TimerMachine+Codable.swift): this reader and writer must give what it gives, on random
 /// machines in every state (PersistedMachineTests, PropertyTests).

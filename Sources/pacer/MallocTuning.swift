@@ -8,7 +8,7 @@ import CMalloc
 /// SQLite allocates and frees an 87 KB page-cache block at the start of a transaction, so the
 /// engine thread's arena shrank (`madvise`) and grew (`mprotect`) around one write in three, and
 /// the next statements took a page fault for each 4 KB page again (a third of a toggle's
-/// statements; the figures are in BENCHMARKS.md, 2026-11-27, "a toggle's path, probe by probe").
+/// statements; the figures are in docs/benchmarks/history.md, 2026-11-27, "a toggle's own work, around its fsync").
 /// Fixed thresholds keep up to 2 MB free at the top of each arena, and blocks under 1 MB in the
 /// heap rather than in a mapping of their own. glibc would raise both thresholds by itself after
 /// freeing its first large mapped block; fixing them only stops the shrinking and growing around

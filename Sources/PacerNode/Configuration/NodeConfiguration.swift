@@ -19,7 +19,7 @@ public enum RestorePolicy: String, Sendable, Codable, CaseIterable {
 public enum MQTTIOThread: String, Sendable, Equatable, CaseIterable {
     /// `MQTTIOProfile.engine`: the engine's thread serves the command connection and writes what
     /// it publishes (docs/architecture.md, Threads). The default: it earned its place in
-    /// `scripts/bench` (BENCHMARKS.md, "one canonical MQTT path").
+    /// `scripts/bench` (docs/benchmarks/history.md, "one canonical MQTT path").
     case engine
     /// `MQTTIOProfile.library`: libmosquitto's own loop on each client's network thread, the
     /// canonical sequence.

@@ -18,7 +18,8 @@ import PacerCore
 /// It is also the host of the node's command connection (`MQTTLoopHost`): its sleep watches
 /// that connection's socket too, and it reads the socket itself, so a command is read,
 /// handled, written and answered in one wake-up of this thread, with no hand-off from the
-/// MQTT network thread (0.2 ms on this project's VM, BENCHMARKS.md). Reads happen only
+/// MQTT network thread (0.2 ms on this project's VM: docs/benchmarks/history.md, "the engine
+/// thread reads its own commands"). Reads happen only
 /// between jobs: before a deadline that fell due after work, the socket is checked without
 /// waiting, so commands keep their turn under load.
 ///
@@ -243,7 +244,7 @@ final class EngineThread<Input: Sendable>: SerialExecutor, TaskExecutor, MQTTLoo
     /// has no job, and a long burst keeps it busy; the broker sends its acknowledgements of our
     /// publishes behind the burst's commands, and each QoS 1 publish stays in libmosquitto's memory
     /// until its acknowledgement is read (a burst of 10,000 starts held about twice the heap
-    /// without it: BENCHMARKS.md, 2026-11-27, "the engine thread reads its own commands").
+    /// without it: docs/benchmarks/history.md, 2026-11-27, "the engine thread reads its own commands").
     func serveConnectionNow() {
         guard let hosted = locked({ $0.hosted }) else { return }
         var set = PollSet<Descriptor>()

@@ -2,7 +2,7 @@ import PacerCore
 
 /// What a command that succeeded answers: its reply's members besides `id` and `ok`, and a timer's
 /// `state`, written straight from its snapshot (`TimerSnapshot.jsonBytes`) instead of built as a
-/// 36-member object and sorted again (what that cost: BENCHMARKS.md, 2026-11-27, "a command's reply
+/// 36-member object and sorted again (what that cost: docs/benchmarks/history.md, 2026-11-27, "a command's reply
 /// written before the fsync").
 struct CommandResult {
     var members: [String: JSONValue]
