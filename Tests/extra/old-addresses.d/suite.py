@@ -70,7 +70,11 @@ def start(name, argv):
 
 def main():
     mqtt, ws = free_port(), free_port()
-    moved = os.path.join(ROOT, "deploy", "mosquitto", "moved")
+    # The page as install.sh puts it, readable by the mosquitto user whatever the checkout's
+    # permissions (a clone in a 0700 folder).
+    moved = os.path.join(TMP, "moved")
+    shutil.copytree(os.path.join(ROOT, "deploy", "mosquitto", "moved"), moved)
+    subprocess.run(["chmod", "-R", "a+rX", moved], check=True)
     # pacer.conf's WebSocket listener as installed, on a free loopback port.
     conf = open(os.path.join(ROOT, "deploy", "mosquitto", "pacer.conf")).read()
     listener = re.search(r"listener 9001\n(?:.*\n)*?http_dir (\S+)\n", conf)
@@ -85,8 +89,11 @@ def main():
     # lighttpd as install.sh fills deploy/lighttpd/pacer.conf in, on 127.0.0.1:80.
     ca = os.path.join(TMP, "ca.crt")
     open(ca, "w").write("not a certificate\n")
+    www = os.path.join(TMP, "www")
+    shutil.copytree(os.path.join(ROOT, "examples", "dashboard"), www)
+    subprocess.run(["chmod", "-R", "a+rX", www], check=True)
     web = open(os.path.join(ROOT, "deploy", "lighttpd", "pacer.conf")).read()
-    for k, v in {"@WWW@": os.path.join(ROOT, "examples", "dashboard"), "@BIND@": "127.0.0.1", "@HTTP_PORT@": "80",
+    for k, v in {"@WWW@": www, "@BIND@": "127.0.0.1", "@HTTP_PORT@": "80",
                  "@WS_PORT@": str(ws), "@CA@": ca}.items():
         web = web.replace(k, v)
     with open(os.path.join(TMP, "lighttpd.conf"), "w") as f:
