@@ -152,7 +152,7 @@ public struct TimerCommand: Sendable, Equatable {
 
 /// Why a command was refused. A refused command changed nothing.
 public struct CommandError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Code: String, Sendable, Codable, CaseIterable {
+    public enum Code: String, Sendable, CaseIterable {
         /// The command does not apply to the timer's status (pause an idle timer).
         case invalidState = "invalid_state"
         /// `if_revision` did not match.

@@ -1,5 +1,5 @@
 /// Types of timer events (docs/API.md, "Events"; with `scheduled`, `reset`, `rewound`, `snoozed`).
-public enum EventType: String, Sendable, Codable, CaseIterable {
+public enum EventType: String, Sendable, CaseIterable {
     /// A run started (`start`, or a scheduled start falling due). Carries the first segment.
     case started
     /// The running timer entered the next segment by itself (or a stopwatch its overtime).
@@ -34,7 +34,7 @@ public enum EventType: String, Sendable, Codable, CaseIterable {
 }
 
 /// Something that happened to a timer, with the instant it was due.
-public struct TimerEvent: Sendable, Codable, Equatable {
+public struct TimerEvent: Sendable, Equatable {
     public var type: EventType
     /// The timer id.
     public var timer: String

@@ -1,7 +1,7 @@
 import PacerCore
 
 /// Error codes of command replies (docs/API.md lists them with examples).
-public enum ReplyErrorCode: String, Sendable, Codable, CaseIterable {
+public enum ReplyErrorCode: String, Sendable, CaseIterable {
     case badJSON = "bad_json"
     case payloadTooLarge = "payload_too_large"
     case unknownAction = "unknown_action"
