@@ -12,8 +12,10 @@ struct Pacer: AsyncParsableCommand {
         abstract: "A headless MQTT timer node: circuit, rest, countdown and stopwatch timers.",
         version: PacerVersion.current,
         subcommands: [Run.self, CheckConfig.self, History.self,
-                      Start.self, Pause.self, Resume.self, Toggle.self, Cancel.self, Reset.self, Finish.self, Skip.self, Back.self,
-                      Adjust.self, Ack.self, Snooze.self, Delete.self, Status.self, List.self, Watch.self, Athlete.self, Sound.self, Doctor.self],
+                      Start.self, SimpleCommand<Pause>.self, SimpleCommand<Resume>.self, SimpleCommand<Toggle>.self,
+                      SimpleCommand<Cancel>.self, SimpleCommand<Reset>.self, SimpleCommand<Finish>.self, SimpleCommand<Skip>.self,
+                      SimpleCommand<Back>.self, Adjust.self, SimpleCommand<Ack>.self, Snooze.self, SimpleCommand<Delete>.self,
+                      Status.self, List.self, Watch.self, Athlete.self, Sound.self, Doctor.self],
         defaultSubcommand: nil
     )
 }
