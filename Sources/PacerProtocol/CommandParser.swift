@@ -83,7 +83,7 @@ public struct CommandParser: Sendable {
         }
     }
 
-    /// A plain word (`pause`, `+30`, `snooze 120`, ...), read by the core's `TimerOperation(word:)`;
+    /// A plain word (`pause`, `+30`, `snooze 120`, ...), read by `TimerOperation(word:)` (TimerAction.swift);
     /// `delete` is the node's own.
     private func parseWord(_ text: String, timer: String) -> Result<NodeCommand, ReplyError> {
         // The id comes from the topic level; JSON commands check it in requireTimer().

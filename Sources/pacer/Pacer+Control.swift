@@ -91,6 +91,13 @@ extension SimpleTimerCommand {
 }
 
 extension Pacer {
+    /// The subcommands on one timer that take no argument, in the order of `SimpleTimerCommand.all`.
+    static let simpleCommands: [any ParsableCommand.Type] = [
+        SimpleCommand<Pause>.self, SimpleCommand<Resume>.self, SimpleCommand<Toggle>.self, SimpleCommand<Cancel>.self,
+        SimpleCommand<Reset>.self, SimpleCommand<Finish>.self, SimpleCommand<Skip>.self, SimpleCommand<Back>.self,
+        SimpleCommand<Ack>.self, SimpleCommand<Delete>.self,
+    ]
+
     enum Pause: SimpleCommandName { static let command = SimpleTimerCommand.action(.pause) }
     enum Resume: SimpleCommandName { static let command = SimpleTimerCommand.action(.resume) }
     enum Toggle: SimpleCommandName { static let command = SimpleTimerCommand.action(.toggle) }

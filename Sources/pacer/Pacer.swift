@@ -12,9 +12,7 @@ struct Pacer: AsyncParsableCommand {
         abstract: "A headless MQTT timer node: circuit, rest, countdown and stopwatch timers.",
         version: PacerVersion.current,
         subcommands: [Run.self, CheckConfig.self, History.self,
-                      Start.self, SimpleCommand<Pause>.self, SimpleCommand<Resume>.self, SimpleCommand<Toggle>.self,
-                      SimpleCommand<Cancel>.self, SimpleCommand<Reset>.self, SimpleCommand<Finish>.self, SimpleCommand<Skip>.self,
-                      SimpleCommand<Back>.self, Adjust.self, SimpleCommand<Ack>.self, Snooze.self, SimpleCommand<Delete>.self,
+                      Start.self] + simpleCommands + [Adjust.self, Snooze.self,
                       Status.self, List.self, Watch.self, Athlete.self, Sound.self, Doctor.self],
         defaultSubcommand: nil
     )
