@@ -38,6 +38,17 @@ struct ControlOptions: ParsableArguments {
     }
 }
 
+extension ControlOptions {
+    /// Sends the command `make` builds (with the node's configuration) and prints the reply's
+    /// line: what `pacer start`, `pause`, `adjust`, `snooze`, ... do.
+    func send(_ name: String, _ make: (NodeConfiguration) throws(ControlError) -> ControlCommand) async throws {
+        try await perform(name) { client, config throws(ControlError) in
+            let reply = try await client.send(try make(config), timeout: timeoutDuration)
+            print(ControlOutput.replyLine(reply))
+        }
+    }
+}
+
 /// Exit codes and connection flags, shown under every control command's help.
 let controlFooter = """
     Exit codes: 0 done; 1 the node refused (its message is printed); 2 configuration problem; \
@@ -59,10 +70,7 @@ struct SimpleCommand<Name: SimpleCommandName>: AsyncParsableCommand {
     @OptionGroup var control: ControlOptions
 
     func run() async throws {
-        try await control.perform(Name.command.word) { client, _ throws(ControlError) in
-            let reply = try await client.send(try ControlCommand.simple(Name.command, timer: timer), timeout: control.timeoutDuration)
-            print(ControlOutput.replyLine(reply))
-        }
+        try await control.send(Name.command.word) { _ throws(ControlError) in try ControlCommand.simple(Name.command, timer: timer) }
     }
 }
 
@@ -207,11 +215,7 @@ extension Pacer {
 
         func run() async throws {
             let request = self.request
-            try await control.perform("start") { client, config throws(ControlError) in
-                let command = try request.command(timer: timer, presets: config.presets)
-                let reply = try await client.send(command, timeout: control.timeoutDuration)
-                print(ControlOutput.replyLine(reply))
-            }
+            try await control.send("start") { config throws(ControlError) in try request.command(timer: timer, presets: config.presets) }
         }
     }
 
@@ -241,10 +245,7 @@ extension Pacer {
         }
 
         func run() async throws {
-            try await control.perform("adjust") { client, _ throws(ControlError) in
-                let reply = try await client.send(try ControlCommand.adjust(timer: timer, by: amount[0]), timeout: control.timeoutDuration)
-                print(ControlOutput.replyLine(reply))
-            }
+            try await control.send("adjust") { _ throws(ControlError) in try ControlCommand.adjust(timer: timer, by: amount[0]) }
         }
     }
 
@@ -270,10 +271,7 @@ extension Pacer {
         }
 
         func run() async throws {
-            try await control.perform("snooze") { client, _ throws(ControlError) in
-                let reply = try await client.send(try ControlCommand.snooze(timer: timer, for: duration), timeout: control.timeoutDuration)
-                print(ControlOutput.replyLine(reply))
-            }
+            try await control.send("snooze") { _ throws(ControlError) in try ControlCommand.snooze(timer: timer, for: duration) }
         }
     }
 
