@@ -158,18 +158,17 @@ struct AthleteRoster: Equatable {
     func state(_ id: String, now: Millis) -> JSONValue {
         let p = profile(id)
         let max = maxHR(id)
-        var o: [String: JSONValue] = [
-            "id": .string(id), "name": .string(p.name ?? id), "colour": .optional(p.colour), "max_hr": .optional(max),
-            "bpm": .null, "pct_max": .null, "zone": .null, "zone_name": .null, "at_ms": .null, "stale": .bool(true),
-            "as_of_ms": .int(now),
-        ]
+        var o = AthleteEntry(id: id, name: p.name ?? id, colour: p.colour, maxHR: max).json.object ?? [:]
+        o.merge(["bpm": .null, "pct_max": .null, "zone": .null, "zone_name": .null, "stale": .bool(true)]) { entry, _ in entry }
+        o[.atMs] = .null
+        o[.asOfMs] = .int(now)
         if let reading = current(id, now: now) {
             let zone = HeartRateZones.zone(bpm: reading.bpm, maxHR: max)
             o["bpm"] = .int(reading.bpm)
             o["pct_max"] = HeartRateZones.percent(bpm: reading.bpm, maxHR: max).map(JSONValue.number) ?? .null
             o["zone"] = .optional(zone)
             o["zone_name"] = max == nil ? .null : .string(HeartRateZones.name(zone))
-            o["at_ms"] = .int(reading.atMs)
+            o[.atMs] = .int(reading.atMs)
             o["stale"] = .bool(false)
         }
         return .object(o)
