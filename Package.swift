@@ -140,7 +140,8 @@ let package = Package(
         ),
         .testTarget(
             name: "PacerProtocolTests",
-            dependencies: ["PacerProtocol", "PacerCore", "PacerTestSupport"],
+            dependencies: ["PacerProtocol", "PacerCore", "PacerTestSupport",
+                           .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

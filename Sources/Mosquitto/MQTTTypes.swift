@@ -1,7 +1,7 @@
 /// The quality of service of a publish or a subscription.
 ///
 /// The raw values are the MQTT wire values (and libmosquitto's `int qos`).
-public enum MQTTQoS: Int32, Sendable, Codable, Hashable, CaseIterable {
+public enum MQTTQoS: Int32, Sendable, Hashable, CaseIterable {
     /// Fire and forget: delivered at most once, never stored for an offline client.
     case atMostOnce = 0
     /// Acknowledged delivery: delivered at least once; duplicates are possible.

@@ -159,15 +159,13 @@ public final class ControlClient: Sendable {
 
     /// Sends `command` and returns its reply when `ok`; a refusal becomes a ``ControlError``
     /// of kind `.refused` with the node's code and message.
-    public func send(_ command: ControlCommand, at: Millis? = nil, timeout: Duration) async throws(ControlError) -> JSONValue {
+    public func send(_ command: ControlCommand, at: Millis? = nil, timeout: Duration) async throws(ControlError) -> Reply {
         let json = try await request(command, at: at, timeout: timeout)
         guard let reply = Reply(json) else {
             throw ControlError(.refused(code: "bad_reply"), "the node's reply is not a reply (no \"ok\"): \(printable(json.description, limit: 200))")
         }
-        switch reply.outcome {
-        case .success(let json): return json
-        case .failure(let refusal): throw ControlError(.refused(code: refusal.code), refusal.message)
-        }
+        if case .failure(let refusal) = reply.outcome { throw ControlError(.refused(code: refusal.code), refusal.message) }
+        return reply
     }
 
     /// Estimates the node's clock offset from `samples` `time` commands sent one after the
@@ -178,8 +176,8 @@ public final class ControlClient: Sendable {
             let sent = LocalClock.nowMs()
             let reply = try await send(.time, timeout: timeout)
             let received = LocalClock.nowMs()
-            guard let nodeMs = Reply(reply)?.nowMs else {
-                throw ControlError(.refused(code: "bad_reply"), "the node's time reply has no now_ms: \(reply)")
+            guard let nodeMs = reply.nowMs else {
+                throw ControlError(.refused(code: "bad_reply"), "the node's time reply has no now_ms: \(reply.outcome)")
             }
             taken.append(.init(sentMs: sent, nodeMs: nodeMs, receivedMs: received))
         }
@@ -216,7 +214,7 @@ public final class ControlClient: Sendable {
             // MQTT 5: the correlation data is our request id; 3.1.1 (or a node that drops
             // it): the echoed "id".
             let json = try? JSONValue.parse(message.payload)
-            let id = message.properties.correlationData.flatMap { String(validating: $0, as: UTF8.self) } ?? json?["id"]?.string
+            let id = message.properties.correlationData.flatMap { String(validating: $0, as: UTF8.self) } ?? json.flatMap(Reply.init)?.id
             if let id, let json, let waiter = state.withLock({ $0.waiters[id] }) {
                 waiter.yield(json)
                 return
@@ -232,10 +230,10 @@ public final class ControlClient: Sendable {
     private func timeoutError(_ timeout: Duration) -> ControlError {
         let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
         let within = seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
-        let hint: String = switch nodeStatus {
-        case "offline": "the node is offline (\(topics.status) says so): start it, e.g. `pacer run` or `systemctl start pacer`"
-        case "online": "the node says it is online but did not answer: it may be overloaded; try again or raise --timeout"
-        default: "nothing was ever published on \(topics.status): check the node id (--node) or the base topic (--base-topic), and that the node runs"
+        let hint: String = switch nodeStatus.flatMap(NodeStatus.init(rawValue:)) {
+        case .offline?: "the node is offline (\(topics.status) says so): start it, e.g. `pacer run` or `systemctl start pacer`"
+        case .online?: "the node says it is online but did not answer: it may be overloaded; try again or raise --timeout"
+        case nil: "nothing was ever published on \(topics.status): check the node id (--node) or the base topic (--base-topic), and that the node runs"
         }
         return ControlError(.timeout, "no reply from the node at \(baseTopic) within \(within); \(hint)")
     }

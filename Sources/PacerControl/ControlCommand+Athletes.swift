@@ -1,5 +1,5 @@
 public import PacerCore
-import PacerProtocol
+public import PacerProtocol
 
 /// The class's athletes (docs/API.md, "Athletes (a class)"): `set_athlete` and `clear_athlete`,
 /// checked as the node checks them, with the flags' names in the errors.
@@ -44,29 +44,28 @@ extension ControlCommand {
 
 extension ControlOutput {
     /// The line for a `set_athlete` or `clear_athlete` reply: `alice: saved · Alice · #e4572e · max HR 188`.
-    public static func athleteReplyLine(_ reply: JSONValue) -> String {
-        let id = reply["athlete"]?.string ?? "?"
-        let what = reply["cleared"]?.bool == true ? "cleared" : "saved"
-        let profile = reply["profile"] ?? .null
-        var parts = ["\(id): \(what)"]
-        if let name = profile["name"]?.string { parts.append(name) }
-        if let colour = profile["colour"]?.string { parts.append(colour) }
-        if let maxHR = profile["max_hr"]?.int { parts.append("max HR \(maxHR)") }
-        if parts.count == 1 { parts.append(what == "cleared" ? "no profile left on the node" : "no name, colour or max HR") }
+    public static func athleteReplyLine(_ reply: Reply) -> String {
+        let what = reply.isCleared ? "cleared" : "saved"
+        var parts = ["\(reply.athlete ?? "?"): \(what)"]
+        if let profile = reply.profile {
+            if let name = profile.name { parts.append(name) }
+            if let colour = profile.colour { parts.append(colour) }
+            if let maxHR = profile.maxHR { parts.append("max HR \(maxHR)") }
+        }
+        if parts.count == 1 { parts.append(reply.isCleared ? "no profile left on the node" : "no name, colour or max HR") }
         return parts.joined(separator: " · ")
     }
 
     /// The retained `<base>/athletes` document as a table: id, name, colour, max HR, present;
     /// "no athletes" when it lists none.
     public static func athleteLines(_ list: JSONValue) -> [String] {
-        let athletes = list["athletes"]?.array ?? []
+        let athletes = AthleteEntry.list(list)
         guard !athletes.isEmpty else {
             return ["no athletes yet (they appear with their first heart-rate reading; set a profile: pacer athlete set ID --name NAME)"]
         }
         let header = ["ATHLETE", "NAME", "COLOUR", "MAX_HR", "PRESENT"]
         let rows = athletes.map { a in
-            [a["id"]?.string ?? "?", a["name"]?.string ?? "", a["colour"]?.string ?? "-", a["max_hr"]?.int.map(String.init) ?? "-",
-             a["present"]?.bool == true ? "yes" : "no"]
+            [a.id, a.name ?? "", a.colour ?? "-", a.maxHR.map(String.init) ?? "-", a.present == true ? "yes" : "no"]
         }
         return table([header] + rows)
     }

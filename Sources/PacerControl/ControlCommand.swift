@@ -17,16 +17,17 @@ public struct ControlCommand: Sendable, Equatable {
     /// The timer whose `cmd` topic the command goes to; nil for `<base>/cmd`.
     public var timer: String? { command.topicTimer }
 
-    /// A command on `timer` that takes no argument: a timer action without one (`pause`,
-    /// `resume`, `toggle`, `cancel`, `reset`, `finish`, `skip`, `back`, `ack`) or `delete`.
-    /// `action` comes from the tool itself (a subcommand's name, a key of `pacer watch`).
-    public static func simple(_ action: String, timer: String) throws(ControlError) -> ControlCommand {
+    /// A command on `timer` that takes no argument (``SimpleTimerCommand``): a timer action
+    /// without one, or `delete`.
+    public static func simple(_ simple: SimpleTimerCommand, timer: String) throws(ControlError) -> ControlCommand {
         try checkTimerID(timer)
-        if action == NodeAction.delete.rawValue { return ControlCommand(NodeCommand(request: .delete(id: timer))) }
-        guard let operation = TimerAction(rawValue: action)?.plainOperation else {
-            preconditionFailure("not an action without arguments: \(action)")
+        switch simple {
+        case .delete:
+            return ControlCommand(NodeCommand(request: .delete(id: timer)))
+        case .action(let action):
+            guard let operation = action.plainOperation else { preconditionFailure("\(action) takes an argument") }
+            return ControlCommand(NodeCommand(request: .timer(id: timer, operation: operation, spec: nil, name: nil)))
         }
-        return ControlCommand(NodeCommand(request: .timer(id: timer, operation: operation, spec: nil, name: nil)))
     }
 
     /// `adjust` by a signed duration in whole seconds: `+30s`, `-10`, `1m`.
@@ -77,6 +78,26 @@ public struct ControlCommand: Sendable, Equatable {
             return try Durations.parse(text, field: flag)
         } catch {
             throw ControlError(.usage, error.message)
+        }
+    }
+}
+
+/// A command on one timer that takes no argument: `pacer pause main`, `pacer delete kitchen`,
+/// the keys of `pacer watch`.
+public enum SimpleTimerCommand: Sendable, Hashable {
+    /// A timer action that takes no argument (its `plainOperation` is not nil).
+    case action(TimerAction)
+    /// `delete` (a node action that a timer's topic takes too).
+    case delete
+
+    /// Every one: the timer actions without an argument, in the protocol's order, then `delete`.
+    public static var all: [SimpleTimerCommand] { TimerAction.plain.map(action) + [.delete] }
+
+    /// Its word on the wire (and its subcommand's name): `pause`, …, `ack`, `delete`.
+    public var word: String {
+        switch self {
+        case .action(let action): action.rawValue
+        case .delete: NodeAction.delete.rawValue
         }
     }
 }

@@ -1,57 +1,49 @@
-public import PacerCore
+import PacerCore
+public import PacerProtocol
 
 /// The text the control commands print: one line per result, a small table for `list`.
 public enum ControlOutput {
     /// One line for a timer's state: `main: running · work 0:40 · round 1/8 · Burpees → Squat`.
-    public static func stateLine(_ state: JSONValue) -> String {
-        let id = state["id"]?.string ?? "?"
-        let status = state["status"]?.string ?? "?"
-        let phase = state["phase"]?.string ?? status
-        let display = state["display"]?.string ?? "?"
-        var parts = ["\(id): \(status)"]
-        switch status {
-        case "running":
-            parts.append(phase == status ? display : "\(phase) \(display)")
-        case "paused":
-            parts.append(state["counts_up"]?.bool == true ? "\(display) elapsed" : "\(display) left")
-        case "idle", "scheduled":
-            parts.append(display)
-        default:
-            break  // expired, finished, cancelled: the time says nothing more
+    public static func stateLine(_ state: TimerState) -> String {
+        let status = state.status.rawValue
+        let phase = state.phase.rawValue
+        var parts = ["\(state.id): \(status)"]
+        switch state.status {
+        case .running:
+            parts.append(phase == status ? state.display : "\(phase) \(state.display)")
+        case .paused:
+            parts.append(state.countsUp ? "\(state.display) elapsed" : "\(state.display) left")
+        case .idle, .scheduled:
+            parts.append(state.display)
+        case .expired, .finished, .cancelled:
+            break  // the time says nothing more
         }
-        if let rounds = state["rounds"]?.int, rounds > 1, let round = state["round"]?.int {
-            parts.append("round \(round)/\(rounds)")
-        }
-        if let sets = state["sets"]?.int, sets > 1, let set = state["set"]?.int {
-            parts.append("set \(set)/\(sets)")
-        }
-        if let label = state["label"]?.string {
-            parts.append(label + (state["next_label"]?.string.map { " → \($0)" } ?? ""))
-        } else if let next = state["next_label"]?.string {
+        if state.rounds > 1 { parts.append("round \(state.round)/\(state.rounds)") }
+        if state.sets > 1 { parts.append("set \(state.set)/\(state.sets)") }
+        if let label = state.label {
+            parts.append(label + (state.nextLabel.map { " → \($0)" } ?? ""))
+        } else if let next = state.nextLabel {
             parts.append("next: \(next)")
         }
-        if let startAt = state["start_at"]?.string, status == "scheduled" { parts.append("starts \(startAt)") }
-        if let hr = state["hr"]?.int { parts.append("♥ \(hr)") }
+        if state.status == .scheduled, let startAt = state.startAtMs { parts.append("starts \(iso8601(ms: startAt))") }
+        if let hr = state.hr { parts.append("♥ \(hr)") }
         return parts.joined(separator: " · ")
     }
 
     /// The line for a successful reply: the timer's state, or what a node command did.
-    public static func replyLine(_ reply: JSONValue) -> String {
-        if let state = reply["state"], state != .null { return stateLine(state) }
-        if reply["deleted"]?.bool == true { return "\(reply["timer"]?.string ?? "?"): deleted" }
-        if let now = reply["now"]?.string { return "node time \(now)" }
+    public static func replyLine(_ reply: Reply) -> String {
+        if let state = reply.timerState { return stateLine(state) }
+        if reply.isDeleted { return "\(reply.timer ?? "?"): deleted" }
+        if let now = reply.now { return "node time \(now)" }
         return "ok"
     }
 
     /// The `list` reply as a table: id, name, status, phase, time; "no timers" when empty.
-    public static func listLines(_ reply: JSONValue) -> [String] {
-        let timers = reply["timers"]?.array ?? []
+    public static func listLines(_ reply: Reply) -> [String] {
+        let timers = reply.timers ?? []
         guard !timers.isEmpty else { return ["no timers (start one: pacer start TIMER --countdown 5m)"] }
         let header = ["TIMER", "NAME", "STATUS", "PHASE", "TIME"]
-        let rows = timers.map { t in
-            [t["id"]?.string ?? "?", t["name"]?.string ?? "", t["status"]?.string ?? "?", t["phase"]?.string ?? "?",
-             t["display"]?.string ?? ""]
-        }
+        let rows = timers.map { t in [t.id, t.name, t.status.rawValue, t.phase.rawValue, t.display] }
         return table([header] + rows)
     }
 

@@ -240,22 +240,23 @@ public enum Doctor {
         let topics = connection.topics
         _ = await connection.wait(upTo: timeout) { connection.last(topics.status) != nil && connection.last(topics.info) != nil }
         let status = connection.last(topics.status)?.message.payloadString
-        let info = connection.last(topics.info).flatMap { try? JSONValue.parse($0.message.payload) }
+        let info = connection.last(topics.info).flatMap { try? JSONValue.parse($0.message.payload) }.flatMap(NodeInfoDocument.init(json:))
         let startNode = setup.installed
             ? "start the node: sudo systemctl start pacer (why it stopped: journalctl -u pacer -n 50)"
             : "start the node: pacer run (or bash scripts/run); installed as a service: sudo systemctl start pacer, its log: journalctl -u pacer -n 50"
         var online = false
-        switch status {
-        case "online":
+        switch status.flatMap(NodeStatus.init(rawValue:)) {
+        case .online?:
             online = true
             var message = "online at \(node.baseTopic)"
             var nodeCheck = DoctorCheck.ok("node", message)
-            if let info, let nodeVersion = info["version"]?.string {
+            if let info {
+                let nodeVersion = info.version
                 let (verdict, text, fix) = DoctorVerdict.version(node: nodeVersion, tool: setup.toolVersion)
                 message += ", \(text)"
                 nodeCheck = DoctorCheck("node", verdict, message, fix: fix)
-                if let storage = info["storage"], storage["ok"]?.bool == false {
-                    nodeCheck = .problem("node", "online, but it runs without saving its timers: \(storage["error"]?.string ?? "its database cannot be written")",
+                if info.storageOK == false {
+                    nodeCheck = .problem("node", "online, but it runs without saving its timers: \(info.storageProblem ?? "its database cannot be written")",
                                          fix: setup.installed ? "sudo chown -R pacer:pacer /var/lib/pacer && sudo systemctl restart pacer"
                                                               : "make the node's data directory writable by its user (see data_dir below), then restart the node")
                 }
@@ -264,9 +265,9 @@ public enum Doctor {
                                      fix: "restart the node (sudo systemctl restart pacer, or its pacer run)")
             }
             checks.append(nodeCheck)
-        case "offline":
+        case .offline?:
             checks.append(.problem("node", "the node at \(node.baseTopic) is offline (its \(topics.status) says so): it stopped or lost the broker", fix: startNode))
-        default:
+        case nil:
             let others = await otherNodes(connection, excluding: node.baseTopic)
             let seen = others.isEmpty ? "no other node either" : "nodes on this broker: \(others.joined(separator: ", "))"
             checks.append(.problem("node", "no node at \(node.baseTopic): nothing was ever published on \(topics.status) (\(seen))",
@@ -275,7 +276,7 @@ public enum Doctor {
 
         // 4. The node's clock.
         if online {
-            let onTimeTopic = info?["capabilities"]?.array?.contains(.string("time_topic")) ?? true
+            let onTimeTopic = info?.capabilities.contains(.timeTopic) ?? true
             var samples: [ClockOffset.Sample] = []
             for _ in 0..<5 {
                 guard let sample = await connection.timeSample(onTimeTopic: onTimeTopic, timeout: timeout) else { break }
@@ -297,7 +298,7 @@ public enum Doctor {
         // 9. Home Assistant (shown last).
         let homeAssistant = await homeAssistantCheck(connection, node: node, online: online, info: info, timeout: timeout)
         await connection.disconnect()
-        return BrokerFindings(checks: checks, homeAssistant: homeAssistant, nodeClockSynchronized: info?["clock_synchronized"]?.bool)
+        return BrokerFindings(checks: checks, homeAssistant: homeAssistant, nodeClockSynchronized: info?.clockSynchronized)
     }
 
     /// The other nodes that announced themselves on this broker (`pacer/+/status`).
@@ -312,12 +313,12 @@ public enum Doctor {
     }
 
     static func homeAssistantCheck(_ connection: DoctorBrokerConnection, node: DoctorSetup.Node, online: Bool,
-                                   info: JSONValue?, timeout: Duration) async -> DoctorCheck {
+                                   info: NodeInfoDocument?, timeout: Duration) async -> DoctorCheck {
         guard let prefix = node.homeAssistantPrefix else {
             return .skipped("home_assistant", "discovery is off (home_assistant.enabled: false)")
         }
         guard online else { return .skipped("home_assistant", "not checked: the node is not online") }
-        let timers = info?["timers"]?.array?.compactMap { $0["id"]?.string } ?? []
+        let timers = info?.timers.map(\.id) ?? []
         let configTopics = timers.map { "\(prefix)/device/\(node.nodeID)_\($0)/config" }
         let statusTopic = "\(prefix)/status"
         let refused = await connection.subscribe(configTopics + [statusTopic])

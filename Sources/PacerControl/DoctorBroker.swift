@@ -48,7 +48,7 @@ final class DoctorBrokerConnection: Sendable {
         let entry = Heard(message: message, atMs: LocalClock.nowMs())
         if topics.isReplyTopic(message.topic) {
             let json = try? JSONValue.parse(message.payload)
-            let id = message.properties.correlationData.flatMap { String(validating: $0, as: UTF8.self) } ?? json?["id"]?.string
+            let id = message.properties.correlationData.flatMap { String(validating: $0, as: UTF8.self) } ?? json.flatMap(Reply.init)?.id
             if let id { replies.withLock { $0[id] = entry } }
             return
         }
@@ -86,7 +86,8 @@ final class DoctorBrokerConnection: Sendable {
     /// a node without the topic), answered with the node's `now_ms`. Nil when no answer came.
     func timeSample(onTimeTopic: Bool, timeout: Duration) async -> ClockOffset.Sample? {
         let id = "\(mqtt.configuration.clientID)-t\(counter.add(1, ordering: .relaxed).newValue)"
-        let payload: JSONValue = onTimeTopic ? ["id": .string(id)] : ["action": "time", "id": .string(id)]
+        let request = NodeCommand(requestID: id, request: .time).json
+        let payload: JSONValue = onTimeTopic ? .object([WireField.id.rawValue: .string(id)]) : request
         let properties = mqtt.protocolVersion == .v5
             ? MQTTProperties(responseTopic: privateReplyTopic, correlationData: Array(id.utf8)) : .none
         let sent = LocalClock.nowMs()

@@ -134,7 +134,7 @@ public final class WatchSession: Sendable {
                     let at = model.offsetKnown ? model.offset.nodeTime(atLocal: LocalClock.nowMs()) : nil
                     Task { [client, timeout] in
                         do {
-                            _ = try await client.send(try ControlCommand.simple(action, timer: id), at: at, timeout: timeout)
+                            _ = try await client.send(try ControlCommand.simple(.action(action), timer: id), at: at, timeout: timeout)
                         } catch {
                             input.yield(.notice("\(action) \(id): \(error)"))
                         }
@@ -213,7 +213,7 @@ public struct WatchModel: Sendable {
     public enum KeyAction: Sendable, Equatable {
         case none, redraw, quit
         /// Send `action` (`toggle`, `skip`) to timer `id`.
-        case send(action: String, timer: String)
+        case send(action: TimerAction, timer: String)
     }
 
     /// The timer shown full screen: the focused one, or the only one when nothing is focused.
@@ -227,10 +227,10 @@ public struct WatchModel: Sendable {
 
     public var link: WatchLink {
         if !brokerConnected { return .brokerLost }
-        switch nodeStatus {
-        case "online": return .online
-        case "offline": return .nodeOffline
-        default: return .connecting
+        switch nodeStatus.flatMap(NodeStatus.init(rawValue:)) {
+        case .online?: return .online
+        case .offline?: return .nodeOffline
+        case nil: return .connecting
         }
     }
 
@@ -284,9 +284,9 @@ public struct WatchModel: Sendable {
         case UInt8(ascii: "q"), UInt8(ascii: "Q"), 3, 4:  // q, Ctrl-C, Ctrl-D
             return .quit
         case UInt8(ascii: " "):
-            return shown.map { .send(action: "toggle", timer: $0) } ?? .none
+            return shown.map { .send(action: .toggle, timer: $0) } ?? .none
         case UInt8(ascii: "s"), UInt8(ascii: "S"):
-            return shown.map { .send(action: "skip", timer: $0) } ?? .none
+            return shown.map { .send(action: .skip, timer: $0) } ?? .none
         case UInt8(ascii: "1")...UInt8(ascii: "9"):
             guard !pinned, focus == nil else { return .none }
             let index = Int(key - UInt8(ascii: "1"))

@@ -1,5 +1,5 @@
 /// The kind of a program segment; each maps to the phase of the same name.
-public enum SegmentKind: String, Sendable, Codable, CaseIterable {
+public enum SegmentKind: String, Sendable, CaseIterable {
     case prepare, work, rest, setRest = "set_rest", cooldown, countdown, session
 
     /// The phase shown while a segment of this kind runs.
@@ -34,7 +34,7 @@ public enum SegmentKind: String, Sendable, Codable, CaseIterable {
 }
 
 /// One step of a program.
-public struct Segment: Sendable, Codable, Equatable {
+public struct Segment: Sendable, Equatable {
     public var kind: SegmentKind
     /// Duration in ms; nil = open-ended (runs until skipped or finished).
     public var durationMs: Millis?
@@ -54,10 +54,6 @@ public struct Segment: Sendable, Codable, Equatable {
     }
 
     public var isOpenEnded: Bool { durationMs == nil }
-
-    enum CodingKeys: String, CodingKey {
-        case kind, durationMs = "duration_ms", label, round, set
-    }
 }
 
 /// A compiled timer: the ordered segments plus derived indexes (prefix sums of the
@@ -157,31 +153,5 @@ public struct Program: Sendable, Equatable {
             if prefixMs[mid] <= value { low = mid } else { high = mid - 1 }
         }
         return low
-    }
-}
-
-extension Program: Codable {
-    enum CodingKeys: String, CodingKey {
-        case segments, rounds, sets, countsUp = "counts_up", finalNextLabel = "final_next_label"
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            segments: try container.decode([Segment].self, forKey: .segments),
-            rounds: try container.decode(Int.self, forKey: .rounds),
-            sets: try container.decode(Int.self, forKey: .sets),
-            countsUp: try container.decodeIfPresent(Bool.self, forKey: .countsUp) ?? false,
-            finalNextLabel: try container.decodeIfPresent(String.self, forKey: .finalNextLabel)
-        )
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(segments, forKey: .segments)
-        try container.encode(rounds, forKey: .rounds)
-        try container.encode(sets, forKey: .sets)
-        try container.encode(countsUp, forKey: .countsUp)
-        try container.encodeIfPresent(finalNextLabel, forKey: .finalNextLabel)
     }
 }

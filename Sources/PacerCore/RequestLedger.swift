@@ -28,10 +28,6 @@ public struct RequestLedger: Sendable, Equatable {
         var atMs: Millis
     }
 
-    enum CodingKeys: String, CodingKey {
-        case windowMs, capacity, replies, order, head
-    }
-
     /// Equal when they remember the same ids with the same replies (the decoder is not compared).
     public static func == (a: RequestLedger, b: RequestLedger) -> Bool {
         a.windowMs == b.windowMs && a.capacity == b.capacity && a.replies == b.replies && a.order == b.order && a.head == b.head

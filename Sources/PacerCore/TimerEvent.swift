@@ -1,5 +1,5 @@
 /// Types of timer events (docs/API.md, "Events"; with `scheduled`, `reset`, `rewound`, `snoozed`).
-public enum EventType: String, Sendable, Codable, CaseIterable {
+public enum EventType: String, Sendable, CaseIterable {
     /// A run started (`start`, or a scheduled start falling due). Carries the first segment.
     case started
     /// The running timer entered the next segment by itself (or a stopwatch its overtime).
@@ -33,8 +33,9 @@ public enum EventType: String, Sendable, Codable, CaseIterable {
     case snoozed
 }
 
-/// Something that happened to a timer, with the instant it was due.
-public struct TimerEvent: Sendable, Codable, Equatable {
+/// Something that happened to a timer, with the instant it was due. Its document (the `event`
+/// topic's payload) is written and read by PacerProtocol (`TimerEvent.json`, `TimerEvent(event:)`).
+public struct TimerEvent: Sendable, Equatable {
     public var type: EventType
     /// The timer id.
     public var timer: String
@@ -86,38 +87,6 @@ public struct TimerEvent: Sendable, Codable, Equatable {
         self.reason = reason
         self.startAtMs = startAtMs
         self.nextLabel = nextLabel
-    }
-
-    /// The event payload (docs/API.md, "Events"):
-    /// `{"type","timer","revision","due_ms","at_ms", ...}` with only the fields that apply;
-    /// `finished` has `finished_at` (ISO 8601) and `finished_at_ms`; `scheduled` has `start_at`
-    /// and `start_at_ms`.
-    public var json: JSONValue {
-        var object: [String: JSONValue] = [
-            "type": .string(type.rawValue),
-            "timer": .string(timer),
-            "revision": .int(revision),
-            "due_ms": .int(dueMs),
-            "at_ms": .int(atMs),
-        ]
-        if let phase { object["phase"] = .string(phase.rawValue) }
-        if let label { object["label"] = .string(label) }
-        if let nextLabel { object["next_label"] = .string(nextLabel) }
-        if let round { object["round"] = .int(round) }
-        if let set { object["set"] = .int(set) }
-        if let cue { object["cue"] = .int(cue) }
-        if let lateMs { object["late_ms"] = .int(lateMs) }
-        if let finishedAtMs {
-            object["finished_at"] = .string(iso8601(ms: finishedAtMs))
-            object["finished_at_ms"] = .int(finishedAtMs)
-        }
-        if let seconds { object["seconds"] = .int(seconds) }
-        if let reason { object["reason"] = .string(reason.rawValue) }
-        if let startAtMs {
-            object["start_at"] = .string(iso8601(ms: startAtMs))
-            object["start_at_ms"] = .int(startAtMs)
-        }
-        return .object(object)
     }
 
     /// Whether this event type is a cue (a beep that is worthless when late):

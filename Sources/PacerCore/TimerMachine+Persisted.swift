@@ -2,9 +2,9 @@
 /// `init(persisted:)` from a `JSONValue`, without `Codable`: the node's one format of a timer.
 ///
 /// One implementation, no `Codable` (docs/benchmarks/history.md has what `JSONDecoder` cost a restore).
-/// The tests keep a `Codable` conformance as an oracle (Tests/PacerCoreTests/
-/// TimerMachine+Codable.swift): this reader and writer must give what it gives, on random
-/// machines in every state (PersistedMachineTests, PropertyTests).
+/// No type in Sources is `Codable`; the tests keep a `Codable` oracle of the format
+/// (Tests/PacerCoreTests/PersistedFormat+Codable.swift): this reader and writer must give what
+/// it gives, on random machines in every state (PersistedMachineTests, PropertyTests).
 /// `JSONValue` holds numbers as `Double`: an integer beyond ±2^53 that is not a power of two
 /// reads as an error here; nothing but `Int64.min` (exact in a Double) is ever written.
 extension TimerMachine {

@@ -112,7 +112,7 @@ public struct TimerMachine: Sendable, Equatable {
 
 extension TimerMachine {
     /// A run in progress: where it is and its anchors.
-    struct Run: Sendable, Codable, Equatable {
+    struct Run: Sendable, Equatable {
         /// Current segment.
         var index: Int
         /// When the current segment (virtually) started: the segment's elapsed time is
@@ -141,7 +141,7 @@ extension TimerMachine {
     }
 
     /// A run that is over (finished or cancelled).
-    struct Ended: Sendable, Codable, Equatable {
+    struct Ended: Sendable, Equatable {
         var atMs: Millis
         /// Nil when a scheduled timer was cancelled before it started.
         var run: Run?
@@ -150,7 +150,7 @@ extension TimerMachine {
         var reason: FinishReason?
     }
 
-    enum State: Sendable, Codable, Equatable {
+    enum State: Sendable, Equatable {
         case idle
         case scheduled(startAtMs: Millis)
         case running(run: Run)

@@ -1,5 +1,5 @@
 /// Node-wide timer defaults; a spec may override `cues`, `alert_interval` and `auto_dismiss`.
-public struct TimerSettings: Sendable, Codable, Equatable {
+public struct TimerSettings: Sendable, Equatable {
     /// How far in the past a command's `at` may take effect, and how old an event may be
     /// and still be emitted as a cue (default 2 s).
     public var lagWindowMs: Millis
@@ -61,22 +61,5 @@ public struct TimerSettings: Sendable, Codable, Equatable {
 
     static func validateAutoDismiss(_ value: Millis, field: String) throws(SpecError) {
         if value < 1000 || value > Durations.maxMs { throw .durationRange(field, value, 1000...Durations.maxMs) }
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case lagWindowMs = "lag_window_ms", cues, alertIntervalMs = "alert_interval_ms", autoDismissMs = "auto_dismiss_ms"
-        case backWindowMs = "back_window_ms", halfwayMinimumMs = "halfway_minimum_ms"
-    }
-
-    /// Missing keys take their defaults, so settings persisted by an older version load.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        let defaults = TimerSettings()
-        lagWindowMs = try container.decodeIfPresent(Millis.self, forKey: .lagWindowMs) ?? defaults.lagWindowMs
-        cues = try container.decodeIfPresent([Int].self, forKey: .cues) ?? defaults.cues
-        alertIntervalMs = try container.decodeIfPresent(Millis.self, forKey: .alertIntervalMs) ?? defaults.alertIntervalMs
-        autoDismissMs = try container.decodeIfPresent(Millis.self, forKey: .autoDismissMs) ?? defaults.autoDismissMs
-        backWindowMs = try container.decodeIfPresent(Millis.self, forKey: .backWindowMs) ?? defaults.backWindowMs
-        halfwayMinimumMs = try container.decodeIfPresent(Millis.self, forKey: .halfwayMinimumMs) ?? defaults.halfwayMinimumMs
     }
 }

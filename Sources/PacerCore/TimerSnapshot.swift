@@ -1,5 +1,6 @@
 /// The state of a timer at one instant: every field of the state snapshot (docs/API.md), plus the
-/// plain values of the `remaining` and `display` topics.
+/// plain values of the `remaining` and `display` topics. Its document (the retained `state`) is
+/// written by PacerProtocol (`TimerSnapshot.jsonBytes`), which spells the wire's member names.
 ///
 /// `segment` is 1-based (`segment` of `segments`). Idle and scheduled timers show their
 /// first segment at full length.
@@ -69,63 +70,4 @@ public struct TimerSnapshot: Sendable, Equatable {
     /// on the last segment (then the end expires or finishes, see `ack`), in overtime, in a
     /// snooze, and once the run is over (expired, finished, cancelled).
     public var nextPhase: Phase?
-
-    /// The retained state as a value, read back from ``jsonBytes`` (the one writer): for
-    /// tests and cold paths; the node publishes the bytes.
-    public var json: JSONValue { (try? JSONValue.parse(jsonBytes)) ?? .null }
-}
-
-extension TimerSnapshot {
-    /// The retained state payload (the one writer of a snapshot): snake_case keys of docs/API.md
-    /// in sorted order, compact. `ends_at` (ISO 8601 UTC with ms) and `ends_at_ms` are absent
-    /// when not running; nullable fields are present as null. Written member by member
-    /// without building an object (a restart republishes every state).
-    public var jsonBytes: [UInt8] {
-        var w = JSONObjectWriter(capacity: 768)
-        w.object { w in
-            w.bool("ack", ack)
-            w.number("as_of_ms", asOfMs)
-            w.bool("counts_up", countsUp)
-            w.string("display", display)
-            w.number("elapsed_ms", elapsedMs)
-            if let endsAtMs {
-                w.string("ends_at", iso8601(ms: endsAtMs))
-                w.number("ends_at_ms", endsAtMs)
-            }
-            w.number("hr", hr.map(Int64.init))
-            w.number("hr_age_ms", hrAgeMs)
-            w.number("hr_zone", hrZone.map(Int64.init))
-            w.string("id", id)
-            w.string("kind", kind.rawValue)
-            w.nullable("label", label)
-            w.string("name", name)
-            w.nullable("next_label", nextLabel)
-            if let nextPhase { w.string("next_phase", nextPhase.rawValue) }
-            w.bool("overtime", overtime)
-            w.string("phase", phase.rawValue)
-            w.nullable("preset", preset)
-            w.number("progress", progress)
-            w.number("remaining", remainingSeconds)
-            w.number("remaining_ms", remainingMs)
-            w.number("revision", Int64(revision))
-            w.number("round", Int64(round))
-            w.number("rounds", Int64(rounds))
-            w.number("segment", Int64(segment))
-            w.number("segment_duration_ms", segmentDurationMs)
-            w.number("segment_elapsed_ms", segmentElapsedMs)
-            if let segmentStartedAtMs { w.number("segment_started_at_ms", segmentStartedAtMs) }
-            w.number("segments", Int64(segments))
-            w.number("set", Int64(set))
-            w.number("sets", Int64(sets))
-            if let startAtMs {
-                w.string("start_at", iso8601(ms: startAtMs))
-                w.number("start_at_ms", startAtMs)
-            }
-            w.number("started_at_ms", startedAtMs)
-            w.string("status", status.rawValue)
-            w.number("total_progress", totalProgress)
-            w.number("total_remaining_ms", totalRemainingMs)
-        }
-        return w.out
-    }
 }

@@ -1,5 +1,5 @@
 /// The kinds of timer (docs/timer-core.md, "Specs").
-public enum TimerKind: String, Sendable, Codable, CaseIterable {
+public enum TimerKind: String, Sendable, CaseIterable {
     case interval, rest, countdown, stopwatch, program
 }
 
@@ -8,7 +8,7 @@ public enum TimerKind: String, Sendable, Codable, CaseIterable {
 /// Built from command/config JSON with `init(json:presets:)` (validated there), or in code
 /// with the static factories (validated by `compile()`). Fields that do not apply to
 /// `kind` are nil. Durations are in ms.
-public struct TimerSpec: Sendable, Codable, Equatable {
+public struct TimerSpec: Sendable, Equatable {
     public var kind: TimerKind
 
     // interval
@@ -130,18 +130,10 @@ public struct TimerSpec: Sendable, Codable, Equatable {
         spec.ack = ack
         return spec
     }
-
-    enum CodingKeys: String, CodingKey {
-        case kind, workMs = "work_ms", restMs = "rest_ms", rounds, prepareMs = "prepare_ms", sets
-        case setRestMs = "set_rest_ms", exercises, cooldownMs = "cooldown_ms", skipLastRest = "skip_last_rest"
-        case durationMs = "duration_ms", exercise, next, label, targetMs = "target_ms", segments, ack
-        case hrSource = "hr_source", classHR = "class_hr", alertIntervalMs = "alert_interval_ms", autoDismissMs = "auto_dismiss_ms", cues, preset
-        case afterAck = "after_ack"
-    }
 }
 
 /// What an acknowledged timer does (`after_ack`).
-public enum AfterAck: String, Sendable, Codable, CaseIterable {
+public enum AfterAck: String, Sendable, CaseIterable {
     /// The run is over: `finished`.
     case finish
     /// Back to `idle`, ready to start again at its full duration.

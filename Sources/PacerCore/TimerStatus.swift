@@ -1,5 +1,5 @@
 /// Where a timer is in its life.
-public enum TimerStatus: String, Sendable, Codable, CaseIterable {
+public enum TimerStatus: String, Sendable, CaseIterable {
     /// Created (or reset); not started.
     case idle
     /// Will start at a future instant (`start_at`).
@@ -14,12 +14,12 @@ public enum TimerStatus: String, Sendable, Codable, CaseIterable {
 }
 
 /// What the displays show: the running segment's kind, or the status when not running.
-public enum Phase: String, Sendable, Codable, CaseIterable {
+public enum Phase: String, Sendable, CaseIterable {
     case idle, scheduled, prepare, work, rest, setRest = "set_rest", cooldown, countdown, session, overtime, paused, expired, finished, cancelled
 }
 
 /// Why a run finished (the `reason` of a `finished` event).
-public enum FinishReason: String, Sendable, Codable, CaseIterable {
+public enum FinishReason: String, Sendable, CaseIterable {
     /// The last segment ended (a timer without `ack`).
     case completed
     /// An expired timer was acknowledged.

@@ -1,4 +1,5 @@
 public import PacerCore
+import PacerProtocol
 import PacerStore
 
 /// `pacer history`: reads the event history from the database, read-only, so it works while
@@ -18,7 +19,7 @@ public enum HistoryReport {
         for record in records {
             let payload = JSONCoding.decode(record.payload)?.object ?? [:]
             var details: [String] = []
-            for key in ["phase", "label", "round", "late_ms", "seconds", "ended"] {
+            for key in [WireField.phase, .label, .round, .lateMs, .seconds].map(\.rawValue) + ["ended"] {
                 if let value = payload[key], value != .null { details.append("\(key)=\(text(value))") }
             }
             if case .array(let athletes)? = payload["athletes"] { details.append("athletes=\(athletes.count) (--csv for the figures)") }

@@ -98,7 +98,7 @@ public struct PacerNode: Sendable {
     static func mqttConfiguration(_ configuration: NodeConfiguration, topics: Topics) -> MQTTConfiguration {
         var c = configuration.mqttConfiguration(
             clientID: configuration.clientID,
-            will: MQTTWill(topic: topics.status, payload: Array("offline".utf8), qos: .atLeastOnce, retain: true),
+            will: MQTTWill(topic: topics.status, payload: NodeStatus.offline.payload, qos: .atLeastOnce, retain: true),
             cleanStart: false)
         // Bounds `disconnect()` when the network thread is stuck in a blocking connect, so a
         // shutdown in that state still ends within 2 s.
@@ -153,7 +153,7 @@ struct EngineService: Service {
                     do { try await gracefulShutdown() } catch { return }  // cancelled: the loop ended
                     try? await Task.sleep(for: Self.stopGrace)
                     if Task.isCancelled { return }
-                    try? await client.publish(to: statusTopic, string: "offline", qos: .atLeastOnce, retain: true)
+                    try? await client.publish(to: statusTopic, string: NodeStatus.offline.rawValue, qos: .atLeastOnce, retain: true)
                     await client.disconnect()
                 }
                 await engine.run()
@@ -220,7 +220,7 @@ struct MQTTConnectionService: Service {
             try? await gracefulShutdown()
             logger.info("stopping: publishing offline and disconnecting")
             do {
-                try await client.publish(to: topics.status, string: "offline", qos: .atLeastOnce, retain: true)
+                try await client.publish(to: topics.status, string: NodeStatus.offline.rawValue, qos: .atLeastOnce, retain: true)
             } catch {
                 logger.debug("could not publish offline; the broker's will does it", metadata: ["error": "\(error)"])
             }

@@ -10,8 +10,11 @@ public struct CommandParser: Sendable {
 
     static let timerActions = TimerAction.allCases.map(\.rawValue)
     static let nodeActions = NodeAction.allCases.map(\.rawValue)
+    /// Every plain word a timer's `cmd` topic takes: the timer actions' (`TimerAction.words`)
+    /// and `delete`, for the help texts and the vocabulary.
+    public static let plainWords: [String] = Array(TimerAction.words.dropLast(2)) + [NodeAction.delete.rawValue] + TimerAction.words.suffix(2)
     /// Keys every command may carry besides its own arguments.
-    static let commonKeys: Set<String> = ["action", "id", "at", "if_revision", "timer"]
+    static let commonKeys: Set<String> = Set([WireField.action, .id, .at, .ifRevision, .timer].map(\.rawValue))
 
     /// The request id of a payload that fails to parse, so the error reply can still echo it.
     public func requestID(in payload: [UInt8]) -> String? {
@@ -19,7 +22,7 @@ public struct CommandParser: Sendable {
         // Read as far as the payload goes (an id before the error is still found).
         // Only an id the command would accept (`optionalString`'s rules) is echoed.
         guard let o = JSONValue.leadingMembers(payload) else { return nil }
-        return (try? Self.optionalString(o, "id", maxLength: ProtocolLimits.maxRequestIDLength)) ?? nil
+        return (try? Self.optionalString(o, .id, maxLength: ProtocolLimits.maxRequestIDLength)) ?? nil
     }
 
     /// Parses a payload from a timer's `cmd` topic (`timerID` from the topic) or the node `cmd` topic (nil).
@@ -67,11 +70,11 @@ public struct CommandParser: Sendable {
         case .word, .json: return .failure(.init(.badJSON, "a clock request must be empty or a JSON object; \(example)"))
         }
         do {
-            let id = try Self.optionalString(o, "id", maxLength: ProtocolLimits.maxRequestIDLength)
-            if let action = o["action"], action != .string("time") {
+            let id = try Self.optionalString(o, .id, maxLength: ProtocolLimits.maxRequestIDLength)
+            if let action = o[.action], action != .string(NodeAction.time.rawValue) {
                 return .failure(.init(.unknownAction, "\(topic) only answers the time; send commands on the cmd topics, or \(example)"))
             }
-            if let key = Set(o.keys).subtracting(["id", "action"]).sorted().first {
+            if let key = Set(o.keys).subtracting([WireField.id.rawValue, WireField.action.rawValue]).sorted().first {
                 return .failure(.init(.invalidArgument, "a clock request takes only \"id\", not \"\(key)\"; \(example)"))
             }
             return .success(id)
@@ -80,18 +83,18 @@ public struct CommandParser: Sendable {
         }
     }
 
-    /// A plain word (`pause`, `+30`, `snooze 120`, ...), read by the core's `TimerOperation(word:)`;
+    /// A plain word (`pause`, `+30`, `snooze 120`, ...), read by `TimerOperation(word:)` (TimerAction.swift);
     /// `delete` is the node's own.
     private func parseWord(_ text: String, timer: String) -> Result<NodeCommand, ReplyError> {
         // The id comes from the topic level; JSON commands check it in requireTimer().
         do { try TimerMachine.validateID(timer) } catch {
             return .failure(.init(.invalidTimerID, "the topic's timer level is not a timer id: \(error.message)"))
         }
-        if text.lowercased() == "delete" {
+        if text.lowercased() == NodeAction.delete.rawValue {
             return .success(NodeCommand(request: .delete(id: timer)))
         }
         guard let operation = TimerOperation(word: text) else {
-            let words = (TimerAction.words.dropLast(2) + ["delete"] + TimerAction.words.suffix(2)).joined(separator: ", ")
+            let words = Self.plainWords.joined(separator: ", ")
             return .failure(.init(.unknownAction, "unknown command '\(printable(text))'; send one of \(words), or JSON"))
         }
         switch operation {
@@ -105,18 +108,18 @@ public struct CommandParser: Sendable {
     }
 
     private func parseObject(_ o: [String: JSONValue], topicTimer: String?) throws(ReplyError) -> NodeCommand {
-        let requestID = try Self.optionalString(o, "id", maxLength: ProtocolLimits.maxRequestIDLength)
-        guard case .string(let action)? = o["action"] else {
-            throw ReplyError(.unknownAction, o["action"] == nil
+        let requestID = try Self.optionalString(o, .id, maxLength: ProtocolLimits.maxRequestIDLength)
+        guard case .string(let action)? = o[.action] else {
+            throw ReplyError(.unknownAction, o[.action] == nil
                 ? "the command has no \"action\"; add one of \((Self.timerActions + Self.nodeActions).joined(separator: ", "))"
                 : "\"action\" must be a text value like \"pause\"")
         }
-        let at = try Self.optionalInt(o, "at", range: 0...ProtocolLimits.latestInstantMs)
-        let ifRevision = try Self.optionalInt(o, "if_revision", range: 0...ProtocolLimits.maxIfRevision).map(Int.init)
+        let at = try Self.optionalInt(o, .at, range: 0...ProtocolLimits.latestInstantMs)
+        let ifRevision = try Self.optionalInt(o, .ifRevision, range: 0...ProtocolLimits.maxIfRevision).map(Int.init)
 
         // The timer: from the topic, else from the "timer" field.
         var timer = topicTimer
-        if let field = try Self.optionalString(o, "timer", maxLength: 200) {
+        if let field = try Self.optionalString(o, .timer, maxLength: 200) {
             if let topicTimer, field != topicTimer {
                 throw ReplyError(.invalidArgument, "\"timer\" is '\(field)' but the command came on the topic of timer '\(topicTimer)'; leave \"timer\" out")
             }
@@ -133,7 +136,8 @@ public struct CommandParser: Sendable {
             }
             return timer
         }
-        func command(_ request: NodeCommand.Request, allowed: Set<String>) throws(ReplyError) -> NodeCommand {
+        func command(_ request: NodeCommand.Request, allowed fields: [WireField]) throws(ReplyError) -> NodeCommand {
+            let allowed = Set(fields.map(\.rawValue))
             let unknown = Set(o.keys).subtracting(Self.commonKeys).subtracting(allowed)
             if let key = unknown.sorted().first {
                 let extra = allowed.isEmpty ? "" : "; it takes \(allowed.sorted().map { "\"\($0)\"" }.joined(separator: ", "))"
@@ -146,7 +150,7 @@ public struct CommandParser: Sendable {
         if topicTimer != nil, nodeAction?.isNodeTopicOnly == true {
             throw ReplyError(.unknownAction, "\"action\" \"\(action)\" is a node command: send it on the node's cmd topic (<base>/cmd), not a timer's")
         }
-        if nodeAction?.isNodeWide == true, o["timer"] != nil {
+        if nodeAction?.isNodeWide == true, o[.timer] != nil {
             let why = nodeAction == .saveWorkout || nodeAction == .deleteWorkout ? "a workout is named by \"workout\""
                 : nodeAction == .setAthlete || nodeAction == .clearAthlete ? "an athlete is named by \"athlete\"" : "it is about the whole node"
             throw ReplyError(.invalidArgument, "\"\(action)\" does not take \"timer\"; \(why)")
@@ -159,43 +163,43 @@ public struct CommandParser: Sendable {
         case (.start?, _):
             let id = try requireTimer()
             let name = try Self.optionalName(o)
-            let restart = try Self.optionalBool(o, "restart") ?? false
-            let startAt = try Self.optionalInstant(o, "start_at")
+            let restart = try Self.optionalBool(o, .restart) ?? false
+            let startAt = try Self.optionalInstant(o, .startAt)
             var spec: JSONValue?
-            if let s = o["spec"] {
+            if let s = o[.spec] {
                 guard case .object = s else { throw ReplyError(.invalidSpec, "\"spec\" must be an object like {\"kind\":\"countdown\",\"duration\":\"5m\"}") }
-                if o["preset"] != nil { throw ReplyError(.invalidArgument, "give either \"spec\" or \"preset\", not both") }
+                if o[.preset] != nil { throw ReplyError(.invalidArgument, "give either \"spec\" or \"preset\", not both") }
                 spec = s
-            } else if let preset = o["preset"] {
+            } else if let preset = o[.preset] {
                 guard case .string = preset else { throw ReplyError(.invalidSpec, "\"preset\" must be a preset name like \"tabata\"") }
                 // Every other key is a parameter of the preset (e.g. "rounds" for emom).
-                var merged = o.filter { !Self.commonKeys.contains($0.key) && !["name", "restart", "start_at"].contains($0.key) }
-                merged["preset"] = preset
+                var merged = o.filter { !Self.commonKeys.contains($0.key) && ![WireField.name, .restart, .startAt].map(\.rawValue).contains($0.key) }
+                merged[.preset] = preset
                 spec = .object(merged)
                 return NodeCommand(requestID: requestID, at: at, ifRevision: ifRevision,
                                    request: .timer(id: id, operation: .start(spec: nil, startAt: startAt, restart: restart), spec: spec, name: name))
             }
             return try command(.timer(id: id, operation: .start(spec: nil, startAt: startAt, restart: restart), spec: spec, name: name),
-                               allowed: ["spec", "name", "restart", "start_at"])
+                               allowed: [.spec, .name, .restart, .startAt])
         case (.adjust?, _):
-            guard let seconds = try Self.optionalInt(o, "seconds", range: -maxAdjust...maxAdjust), seconds != 0 else {
+            guard let seconds = try Self.optionalInt(o, .seconds, range: -maxAdjust...maxAdjust), seconds != 0 else {
                 throw ReplyError(.invalidArgument, "\"adjust\" needs \"seconds\": a whole number from -\(maxAdjust) to \(maxAdjust) other than 0, e.g. {\"action\":\"adjust\",\"seconds\":30}")
             }
-            return try command(.timer(id: try requireTimer(), operation: .adjust(seconds: Int(seconds)), spec: nil, name: nil), allowed: ["seconds"])
+            return try command(.timer(id: try requireTimer(), operation: .adjust(seconds: Int(seconds)), spec: nil, name: nil), allowed: [.seconds])
         case (.snooze?, _):
-            let seconds = try Self.optionalInt(o, "seconds", range: 1...Int64(ProtocolLimits.maxSnoozeSeconds)).map(Int.init)
+            let seconds = try Self.optionalInt(o, .seconds, range: 1...Int64(ProtocolLimits.maxSnoozeSeconds)).map(Int.init)
                 ?? ProtocolLimits.defaultSnoozeSeconds
-            return try command(.timer(id: try requireTimer(), operation: .snooze(seconds: seconds), spec: nil, name: nil), allowed: ["seconds"])
+            return try command(.timer(id: try requireTimer(), operation: .snooze(seconds: seconds), spec: nil, name: nil), allowed: [.seconds])
         case (let other?, _):
             // Every other timer action takes no argument and was read above (`plainOperation`).
             throw ReplyError(.unknownAction, "\"\(other.rawValue)\" takes no arguments; send {\"action\":\"\(other.rawValue)\"}")
         case (nil, .create?):
             let id = try requireTimer()
-            guard let spec = o["spec"] else {
+            guard let spec = o[.spec] else {
                 throw ReplyError(.invalidSpec, "\"create\" needs \"spec\", e.g. {\"action\":\"create\",\"timer\":\"kitchen\",\"spec\":{\"kind\":\"countdown\",\"duration\":\"10m\"}}")
             }
             guard case .object = spec else { throw ReplyError(.invalidSpec, "\"spec\" must be an object like {\"kind\":\"countdown\",\"duration\":\"5m\"}") }
-            return try command(.create(id: id, name: try Self.optionalName(o), spec: spec), allowed: ["name", "spec"])
+            return try command(.create(id: id, name: try Self.optionalName(o), spec: spec), allowed: [.name, .spec])
         case (nil, .delete?):
             return try command(.delete(id: try requireTimer()), allowed: [])
         case (nil, .list?):
@@ -204,36 +208,36 @@ public struct CommandParser: Sendable {
             return try command(.time, allowed: [])
         case (nil, .history?):
             if timer != nil { _ = try requireTimer() }
-            let since = try Self.optionalInstant(o, "since")
-            let limit = try Self.optionalInt(o, "limit", range: ProtocolLimits.historyLimit).map(Int.init) ?? ProtocolLimits.defaultHistoryLimit
-            return try command(.history(timer: timer, sinceMs: since, limit: limit), allowed: ["since", "limit"])
+            let since = try Self.optionalInstant(o, .since)
+            let limit = try Self.optionalInt(o, .limit, range: ProtocolLimits.historyLimit).map(Int.init) ?? ProtocolLimits.defaultHistoryLimit
+            return try command(.history(timer: timer, sinceMs: since, limit: limit), allowed: [.since, .limit])
         case (nil, .saveWorkout?):
             let id = try Self.requireWorkout(o, action: action)
-            guard let spec = o["spec"] else {
+            guard let spec = o[.spec] else {
                 throw ReplyError(.invalidSpec, "\"save_workout\" needs \"spec\", e.g. {\"action\":\"save_workout\",\"workout\":\"hiit\",\"name\":\"HIIT 45/15\",\"spec\":{\"kind\":\"interval\",\"work\":\"45s\",\"rest\":\"15s\",\"rounds\":10}}")
             }
             guard case .object = spec else { throw ReplyError(.invalidSpec, "\"spec\" must be an object like {\"kind\":\"countdown\",\"duration\":\"5m\"}") }
-            return try command(.saveWorkout(id: id, name: try Self.optionalName(o, allowingSlash: true), spec: spec), allowed: ["workout", "name", "spec"])
+            return try command(.saveWorkout(id: id, name: try Self.optionalName(o, allowingSlash: true), spec: spec), allowed: [.workout, .name, .spec])
         case (nil, .deleteWorkout?):
-            return try command(.deleteWorkout(id: try Self.requireWorkout(o, action: action)), allowed: ["workout"])
+            return try command(.deleteWorkout(id: try Self.requireWorkout(o, action: action)), allowed: [.workout])
         case (nil, .setAthlete?):
             let id = try Self.requireAthlete(o, action: action)
             var colour: String?
-            if let text = try Self.optionalString(o, "colour", maxLength: 40) {
+            if let text = try Self.optionalString(o, .colour, maxLength: 40) {
                 if let problem = AthleteColour.problem(text) { throw ReplyError(.invalidArgument, "\"colour\": \(problem)") }
                 colour = text.lowercased()
             }
-            let maxHR = try Self.optionalInt(o, "max_hr", range: Int64(AthleteColour.maxHRRange.lowerBound)...Int64(AthleteColour.maxHRRange.upperBound)).map(Int.init)
+            let maxHR = try Self.optionalInt(o, .maxHR, range: Int64(AthleteColour.maxHRRange.lowerBound)...Int64(AthleteColour.maxHRRange.upperBound)).map(Int.init)
             return try command(.setAthlete(id: id, name: try Self.optionalName(o, allowingSlash: true), colour: colour, maxHR: maxHR),
-                               allowed: ["athlete", "name", "colour", "max_hr"])
+                               allowed: [.athlete, .name, .colour, .maxHR])
         case (nil, .clearAthlete?):
-            return try command(.clearAthlete(id: try Self.requireAthlete(o, action: action)), allowed: ["athlete"])
+            return try command(.clearAthlete(id: try Self.requireAthlete(o, action: action)), allowed: [.athlete])
         case (nil, .sound?):
-            let muted = try Self.optionalBool(o, "muted")
-            let volume = try Self.optionalInt(o, "volume", range: 0...100).map(Int.init)
-            return try command(.sound(muted: muted, volume: volume), allowed: ["muted", "volume"])
+            let muted = try Self.optionalBool(o, .muted)
+            let volume = try Self.optionalInt(o, .volume, range: 0...100).map(Int.init)
+            return try command(.sound(muted: muted, volume: volume), allowed: [.muted, .volume])
         case (nil, nil):
-            let known = topicTimer == nil ? Self.timerActions + Self.nodeActions : Self.timerActions + ["delete"]
+            let known = topicTimer == nil ? Self.timerActions + Self.nodeActions : Self.timerActions + [NodeAction.delete.rawValue]
             throw ReplyError(.unknownAction, "unknown action '\(printable(action))'; use one of \(known.joined(separator: ", "))")
         }
     }
@@ -242,7 +246,7 @@ public struct CommandParser: Sendable {
 
     /// A saved workout's id (`"workout"`): a timer id's rules, so it can name a topic level.
     static func requireWorkout(_ o: [String: JSONValue], action: String) throws(ReplyError) -> String {
-        guard let id = try optionalString(o, "workout", maxLength: 200) else {
+        guard let id = try optionalString(o, .workout, maxLength: 200) else {
             throw ReplyError(.invalidArgument, "\"\(action)\" needs \"workout\": the saved workout's id, e.g. {\"action\":\"\(action)\",\"workout\":\"hiit\"}")
         }
         do { try TimerMachine.validateID(id) } catch {
@@ -253,7 +257,7 @@ public struct CommandParser: Sendable {
 
     /// An athlete's id (`"athlete"`): the `+` level of its heart-rate topic, with a timer id's rules.
     static func requireAthlete(_ o: [String: JSONValue], action: String) throws(ReplyError) -> String {
-        guard let id = try optionalString(o, "athlete", maxLength: 200) else {
+        guard let id = try optionalString(o, .athlete, maxLength: 200) else {
             throw ReplyError(.invalidArgument, "\"\(action)\" needs \"athlete\": the athlete's id (its heart-rate topic's last level), e.g. {\"action\":\"\(action)\",\"athlete\":\"alice\"}")
         }
         do { try TimerMachine.validateID(id) } catch {
@@ -262,7 +266,8 @@ public struct CommandParser: Sendable {
         return id
     }
 
-    static func optionalString(_ o: [String: JSONValue], _ key: String, maxLength: Int) throws(ReplyError) -> String? {
+    static func optionalString(_ o: [String: JSONValue], _ field: WireField, maxLength: Int) throws(ReplyError) -> String? {
+        let key = field.rawValue
         guard let value = o[key], value != .null else { return nil }
         guard case .string(let s) = value else { throw ReplyError(.invalidArgument, "\"\(key)\" must be text") }
         guard s.count <= maxLength else { throw ReplyError(.invalidArgument, "\"\(key)\" is \(s.count) characters; the limit is \(maxLength)") }
@@ -276,7 +281,7 @@ public struct CommandParser: Sendable {
     /// topic characters (`/`, `+`, `#`), so a name can never be mistaken for a topic level.
     /// A saved workout's name (`allowingSlash`) may hold them ("HIIT 45/15"): it never names a topic.
     static func optionalName(_ o: [String: JSONValue], allowingSlash: Bool = false) throws(ReplyError) -> String? {
-        guard let name = try optionalString(o, "name", maxLength: ProtocolLimits.maxNameLength) else { return nil }
+        guard let name = try optionalString(o, .name, maxLength: ProtocolLimits.maxNameLength) else { return nil }
         do { try TimerMachine.validateName(name) } catch { throw ReplyError(.invalidArgument, error.message) }
         if !allowingSlash, let bad = name.first(where: { "/+#".contains($0) }) {
             throw ReplyError(.invalidArgument, "name cannot contain '\(bad)' (MQTT topic characters / + # are not allowed), got \"\(name)\"")
@@ -284,7 +289,8 @@ public struct CommandParser: Sendable {
         return name
     }
 
-    static func optionalInt(_ o: [String: JSONValue], _ key: String, range: ClosedRange<Int64>) throws(ReplyError) -> Int64? {
+    static func optionalInt(_ o: [String: JSONValue], _ field: WireField, range: ClosedRange<Int64>) throws(ReplyError) -> Int64? {
+        let key = field.rawValue
         guard let value = o[key], value != .null else { return nil }
         guard case .number(let d) = value, d.rounded() == d, d.magnitude < 9e15 else {
             throw ReplyError(.invalidArgument, "\"\(key)\" must be a whole number")
@@ -296,7 +302,8 @@ public struct CommandParser: Sendable {
         return i
     }
 
-    static func optionalBool(_ o: [String: JSONValue], _ key: String) throws(ReplyError) -> Bool? {
+    static func optionalBool(_ o: [String: JSONValue], _ field: WireField) throws(ReplyError) -> Bool? {
+        let key = field.rawValue
         guard let value = o[key], value != .null else { return nil }
         guard case .bool(let b) = value else { throw ReplyError(.invalidArgument, "\"\(key)\" must be true or false") }
         return b
@@ -304,7 +311,8 @@ public struct CommandParser: Sendable {
 
     /// An instant as epoch ms or an ISO 8601 text (`2026-11-22T18:00:00Z`), read by PacerCore's
     /// own strict parser (`ISO8601.parse`: bounded, no Foundation or ICU), between 1970 and 2100.
-    static func optionalInstant(_ o: [String: JSONValue], _ key: String) throws(ReplyError) -> Millis? {
+    static func optionalInstant(_ o: [String: JSONValue], _ field: WireField) throws(ReplyError) -> Millis? {
+        let key = field.rawValue
         guard let value = o[key], value != .null else { return nil }
         if case .string(let text) = value {
             switch ISO8601.parse(text) {
@@ -317,7 +325,7 @@ public struct CommandParser: Sendable {
                 throw ReplyError(.invalidArgument, "\"\(key)\" must be epoch milliseconds or ISO 8601 like 2026-11-22T18:00:00Z; it \(error)")
             }
         }
-        return try optionalInt(o, key, range: 0...ProtocolLimits.latestInstantMs)
+        return try optionalInt(o, field, range: 0...ProtocolLimits.latestInstantMs)
     }
 
     /// What a payload holds, Unicode white space around it left out.

@@ -74,7 +74,7 @@ extension NodeCommand {
     /// The action word: `pause`, `start`, `create`, `history`, ...
     public var action: String {
         switch request {
-        case .timer(_, let operation, _, _): operation.action
+        case .timer(_, let operation, _, _): operation.action.rawValue
         case .create: NodeAction.create.rawValue
         case .delete: NodeAction.delete.rawValue
         case .list: NodeAction.list.rawValue
@@ -106,53 +106,54 @@ extension NodeCommand {
     /// into this command (docs/API.md describes each member). A `start` with a preset carries
     /// the preset's parameters beside `"preset"`, as a person writes them.
     public var json: JSONValue {
-        var o: [String: JSONValue] = ["action": .string(action)]
-        if let requestID { o["id"] = .string(requestID) }
-        if let at { o["at"] = .int(at) }
-        if let ifRevision { o["if_revision"] = .int(ifRevision) }
+        var o: [String: JSONValue] = [:]
+        o[.action] = .string(action)
+        if let requestID { o[.id] = .string(requestID) }
+        if let at { o[.at] = .int(at) }
+        if let ifRevision { o[.ifRevision] = .int(ifRevision) }
         switch request {
         case .timer(_, let operation, let spec, let name):
-            if let name { o["name"] = .string(name) }
+            if let name { o[.name] = .string(name) }
             switch operation {
             case .start(_, let startAt, let restart):
-                if restart { o["restart"] = .bool(true) }
-                if let startAt { o["start_at"] = .int(startAt) }
-                if case .object(let members)? = spec, members["preset"] != nil {
+                if restart { o[.restart] = .bool(true) }
+                if let startAt { o[.startAt] = .int(startAt) }
+                if case .object(let members)? = spec, members[.preset] != nil {
                     o.merge(members) { ours, _ in ours }
                 } else if let spec {
-                    o["spec"] = spec
+                    o[.spec] = spec
                 }
             case .adjust(let seconds), .snooze(let seconds):
-                o["seconds"] = .int(seconds)
+                o[.seconds] = .int(seconds)
             case .pause, .resume, .toggle, .cancel, .reset, .finish, .skip, .back, .ack:
                 break
             }
         case .create(let id, let name, let spec):
-            o["timer"] = .string(id)
-            if let name { o["name"] = .string(name) }
-            o["spec"] = spec
+            o[.timer] = .string(id)
+            if let name { o[.name] = .string(name) }
+            o[.spec] = spec
         case .delete, .list, .time:
             break
         case .history(let timer, let sinceMs, let limit):
-            if let timer { o["timer"] = .string(timer) }
-            if let sinceMs { o["since"] = .int(sinceMs) }
-            o["limit"] = .int(limit)
+            if let timer { o[.timer] = .string(timer) }
+            if let sinceMs { o[.since] = .int(sinceMs) }
+            o[.limit] = .int(limit)
         case .saveWorkout(let id, let name, let spec):
-            o["workout"] = .string(id)
-            if let name { o["name"] = .string(name) }
-            o["spec"] = spec
+            o[.workout] = .string(id)
+            if let name { o[.name] = .string(name) }
+            o[.spec] = spec
         case .deleteWorkout(let id):
-            o["workout"] = .string(id)
+            o[.workout] = .string(id)
         case .setAthlete(let id, let name, let colour, let maxHR):
-            o["athlete"] = .string(id)
-            if let name { o["name"] = .string(name) }
-            if let colour { o["colour"] = .string(colour) }
-            if let maxHR { o["max_hr"] = .int(maxHR) }
+            o[.athlete] = .string(id)
+            if let name { o[.name] = .string(name) }
+            if let colour { o[.colour] = .string(colour) }
+            if let maxHR { o[.maxHR] = .int(maxHR) }
         case .clearAthlete(let id):
-            o["athlete"] = .string(id)
+            o[.athlete] = .string(id)
         case .sound(let muted, let volume):
-            if let muted { o["muted"] = .bool(muted) }
-            if let volume { o["volume"] = .int(volume) }
+            if let muted { o[.muted] = .bool(muted) }
+            if let volume { o[.volume] = .int(volume) }
         }
         return .object(o)
     }

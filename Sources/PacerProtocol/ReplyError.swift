@@ -1,7 +1,9 @@
-import PacerCore
+public import PacerCore
 
-/// Error codes of command replies (docs/API.md lists them with examples).
-public enum ReplyErrorCode: String, Sendable, Codable, CaseIterable {
+/// Error codes of command replies (docs/API.md lists them with examples): the one place each
+/// code is spelled. The core's refusals (`CommandError.Code`) are typed; ``init(_:)`` gives
+/// their codes.
+public enum ReplyErrorCode: String, Sendable, CaseIterable {
     case badJSON = "bad_json"
     case payloadTooLarge = "payload_too_large"
     case unknownAction = "unknown_action"
@@ -17,6 +19,16 @@ public enum ReplyErrorCode: String, Sendable, Codable, CaseIterable {
     case rateLimited = "rate_limited"
     case unknownWorkout = "unknown_workout"
     case unknownAthlete = "unknown_athlete"
+
+    /// The code of a refusal of the core.
+    public init(_ code: CommandError.Code) {
+        switch code {
+        case .invalidState: self = .invalidState
+        case .revisionConflict: self = .revisionConflict
+        case .invalidArgument: self = .invalidArgument
+        case .invalidSpec: self = .invalidSpec
+        }
+    }
 }
 
 /// A command that cannot be carried out, with a message a person can act on.
@@ -32,5 +44,10 @@ public struct ReplyError: Error, Sendable, Equatable {
     public init(_ code: ReplyErrorCode, _ message: String) {
         self.code = code
         self.message = printable(message, limit: Self.maxMessageLength)
+    }
+
+    /// The reply to a command the core refused (its code and message).
+    public init(_ error: CommandError) {
+        self.init(ReplyErrorCode(error.code), error.message)
     }
 }

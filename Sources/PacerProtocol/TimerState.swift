@@ -27,39 +27,47 @@ public struct TimerState: Sendable, Equatable {
     public var segmentDurationMs: Millis?
     /// When a scheduled timer starts (`start_at_ms`).
     public var startAtMs: Millis?
+    /// Left in the current segment when the snapshot was taken (`remaining_ms`; nil when
+    /// open-ended).
+    public var remainingMs: Millis?
     /// The node's `remaining` (whole seconds) when the snapshot was taken.
     public var remainingSeconds: Int64
+    /// The node's `display` (`0:42`) when the snapshot was taken.
+    public var display: String
     public var countsUp: Bool
     public var progress: Double
     public var hr: Int?
     public var hrZone: Int?
     public var revision: Int
 
-    /// Reads a `state` snapshot; nil when it is not one (an empty payload of a deleted timer,
-    /// or a status this client does not know).
+    /// Reads a `state` snapshot (or a `list` reply's entry, which is a summary of one); nil
+    /// when it is not one (an empty payload of a deleted timer, or a status this client does
+    /// not know).
     public init?(state: JSONValue) {
-        guard let id = state["id"]?.string, let status = state["status"]?.string.flatMap(TimerStatus.init(rawValue:)) else { return nil }
+        guard let id = state[.id]?.string, let status = state[.status]?.string.flatMap(TimerStatus.init(rawValue:)) else { return nil }
         self.id = id
-        name = state["name"]?.string ?? id
-        kind = state["kind"]?.string.flatMap(TimerKind.init(rawValue:))
+        name = state[.name]?.string ?? id
+        kind = state[.kind]?.string.flatMap(TimerKind.init(rawValue:))
         self.status = status
-        phase = state["phase"]?.string.flatMap(Phase.init(rawValue:)) ?? Phase(rawValue: status.rawValue) ?? .idle
-        label = state["label"]?.string
-        nextLabel = state["next_label"]?.string
-        round = state["round"]?.int ?? 1
-        rounds = state["rounds"]?.int ?? 1
-        set = state["set"]?.int ?? 1
-        sets = state["sets"]?.int ?? 1
-        endsAtMs = state["ends_at_ms"]?.int64
-        segmentStartedAtMs = state["segment_started_at_ms"]?.int64
-        segmentDurationMs = state["segment_duration_ms"]?.int64
-        startAtMs = state["start_at_ms"]?.int64
-        remainingSeconds = state["remaining"]?.int64 ?? 0
-        countsUp = state["counts_up"]?.bool ?? false
-        progress = state["progress"]?.double ?? 0
-        hr = state["hr"]?.int
-        hrZone = state["hr_zone"]?.int
-        revision = state["revision"]?.int ?? 0
+        phase = state[.phase]?.string.flatMap(Phase.init(rawValue:)) ?? Phase(rawValue: status.rawValue) ?? .idle
+        label = state[.label]?.string
+        nextLabel = state[.nextLabel]?.string
+        round = state[.round]?.int ?? 1
+        rounds = state[.rounds]?.int ?? 1
+        set = state[.set]?.int ?? 1
+        sets = state[.sets]?.int ?? 1
+        endsAtMs = state[.endsAtMs]?.int64
+        segmentStartedAtMs = state[.segmentStartedAtMs]?.int64
+        segmentDurationMs = state[.segmentDurationMs]?.int64
+        startAtMs = state[.startAtMs]?.int64
+        remainingMs = state[.remainingMs]?.int64
+        remainingSeconds = state[.remaining]?.int64 ?? 0
+        display = state[.display]?.string ?? Durations.display(seconds: remainingSeconds)
+        countsUp = state[.countsUp]?.bool ?? false
+        progress = state[.progress]?.double ?? 0
+        hr = state[.hr]?.int
+        hrZone = state[.hrZone]?.int
+        revision = state[.revision]?.int ?? 0
     }
 
     /// Whether the clock counts at this moment (else it shows the snapshot's value).

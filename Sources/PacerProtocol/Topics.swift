@@ -1,31 +1,40 @@
+/// The levels of the topic tree under a node's base (docs/API.md, "Node topics" and "Timer
+/// topics"), each spelled once; a timer's plain retained topics end in a ``PlainLeaf``.
+public enum TopicLevel: String, Sendable, CaseIterable {
+    case status, info, workouts, athletes, sound, cueAhead = "cue_ahead", command = "cmd", reply, time, timers
+    case state, event, classSummary = "class"
+}
+
 /// The topic names of docs/API.md under one base (`pacer/<node>`).
 public struct Topics: Sendable, Equatable {
     public let base: String
 
     public init(base: String) { self.base = base }
 
+    private func path(_ level: TopicLevel) -> String { "\(base)/\(level.rawValue)" }
+
     /// Retained `online` / `offline` (the last will).
-    public var status: String { "\(base)/status" }
+    public var status: String { path(.status) }
     /// Retained JSON: version, node, timers, capabilities.
-    public var info: String { "\(base)/info" }
+    public var info: String { path(.info) }
     /// Retained JSON: the saved workouts (`{"workouts":[{"id","name","spec"}, …]}`).
-    public var workouts: String { "\(base)/workouts" }
+    public var workouts: String { path(.workouts) }
     /// Retained JSON: the class's athletes (present ones and kept profiles).
-    public var athletes: String { "\(base)/athletes" }
+    public var athletes: String { path(.athletes) }
     /// Retained JSON: one athlete's heart rate, zone and profile (cleared when it leaves).
-    public func athleteState(_ id: String) -> String { "\(base)/athletes/\(id)/state" }
+    public func athleteState(_ id: String) -> String { "\(path(.athletes))/\(id)/\(TopicLevel.state.rawValue)" }
     /// Retained JSON: the node's speaker (`{"available","muted","volume"}`; the `sound` command).
-    public var sound: String { "\(base)/sound" }
+    public var sound: String { path(.sound) }
     /// QoS 1 JSON, not retained: a cue announced `publish.cue_ahead` before it sounds
     /// (`{"timer","cue","due_ms","duration_ms","lead_ms"}`), for other players to duck.
-    public var cueAhead: String { "\(base)/cue_ahead" }
+    public var cueAhead: String { path(.cueAhead) }
     /// Node commands (in).
-    public var command: String { "\(base)/cmd" }
+    public var command: String { path(.command) }
     /// Replies to commands without an MQTT 5 response topic (out).
-    public var reply: String { "\(base)/reply" }
+    public var reply: String { path(.reply) }
     /// Clock requests (in): answered like the `time` command; the one topic a read-only
     /// display may publish to (deploy/mosquitto/acl.example).
-    public var time: String { "\(base)/time" }
+    public var time: String { path(.time) }
 
     /// Whether a reply may go to `topic` when a read-only client asks for it: `<base>/reply`
     /// or a topic under it.
@@ -37,28 +46,29 @@ public struct Topics: Sendable, Equatable {
     public func reply(clientID: String) -> String { "\(reply)/\(clientID)" }
 
     /// The filter that matches every timer's command topic.
-    public var timerCommandFilter: String { "\(base)/timers/+/cmd" }
+    public var timerCommandFilter: String { timer("+").command }
 
     /// The topics of timer `id`; `timer("+")` gives the filters that match every timer's.
-    public func timer(_ id: String) -> TimerTopics { TimerTopics(prefix: "\(base)/timers/\(id)") }
+    public func timer(_ id: String) -> TimerTopics { TimerTopics(prefix: "\(path(.timers))/\(id)") }
 
     /// The timer id of a timer command topic (`<base>/timers/<id>/cmd`), or nil.
     public func timerID(ofCommandTopic topic: String) -> String? {
-        timerID(of: topic, leaf: "cmd")
+        timerID(of: topic, leaf: .command)
     }
 
     /// The timer id of a timer state topic (`<base>/timers/<id>/state`), or nil.
     public func timerID(ofStateTopic topic: String) -> String? {
-        timerID(of: topic, leaf: "state")
+        timerID(of: topic, leaf: .state)
     }
 
     /// The timer id of a timer event topic (`<base>/timers/<id>/event`), or nil.
     public func timerID(ofEventTopic topic: String) -> String? {
-        timerID(of: topic, leaf: "event")
+        timerID(of: topic, leaf: .event)
     }
 
-    private func timerID(of topic: String, leaf: String) -> String? {
-        let prefix = "\(base)/timers/"
+    private func timerID(of topic: String, leaf level: TopicLevel) -> String? {
+        let prefix = path(.timers) + "/"
+        let leaf = level.rawValue
         guard topic.hasPrefix(prefix), topic.hasSuffix("/" + leaf) else { return nil }
         // An empty level (`timers//cmd`) is "": the wildcard subscription delivers it, and the
         // sender gets an invalid_timer_id reply rather than silence.
@@ -66,6 +76,21 @@ public struct Topics: Sendable, Equatable {
         let middle = topic.dropFirst(prefix.count).dropLast(leaf.count + 1)
         guard !middle.contains("/") else { return nil }
         return String(middle)
+    }
+
+    /// Every topic of the API by name, with `id` in a timer's or an athlete's level and `client`
+    /// in a private reply topic's: what the vocabulary fixture lists (`<base>`, `<id>`,
+    /// `<client>`). A new topic is added here too.
+    public func catalogue(id: String, client: String) -> [String: String] {
+        let t = timer(id)
+        var all: [String: String] = [
+            "status": status, "info": info, "workouts": workouts, "athletes": athletes, "athleteState": athleteState(id),
+            "sound": sound, "cueAhead": cueAhead, "command": command, "reply": reply, "privateReply": reply(clientID: client),
+            "time": time,
+            "timer.state": t.state, "timer.event": t.event, "timer.classSummary": t.classSummary, "timer.command": t.command,
+        ]
+        for leaf in PlainLeaf.allCases { all["timer.\(leaf)"] = t.plain(leaf) }
+        return all
     }
 }
 
@@ -77,19 +102,20 @@ public enum PlainLeaf: String, Sendable, CaseIterable {
 /// The topics of one timer.
 public struct TimerTopics: Sendable, Equatable {
     let prefix: String
+    private func leaf(_ level: TopicLevel) -> String { "\(prefix)/\(level.rawValue)" }
     /// The plain topic ending in `leaf`.
     public func plain(_ leaf: PlainLeaf) -> String { "\(prefix)/\(leaf.rawValue)" }
-    public var state: String { "\(prefix)/state" }
-    public var remaining: String { "\(prefix)/remaining" }
-    public var display: String { "\(prefix)/display" }
-    public var phase: String { "\(prefix)/phase" }
-    public var round: String { "\(prefix)/round" }
-    public var rounds: String { "\(prefix)/rounds" }
-    public var hr: String { "\(prefix)/hr" }
-    public var event: String { "\(prefix)/event" }
+    public var state: String { leaf(.state) }
+    public var remaining: String { plain(.remaining) }
+    public var display: String { plain(.display) }
+    public var phase: String { plain(.phase) }
+    public var round: String { plain(.round) }
+    public var rounds: String { plain(.rounds) }
+    public var hr: String { plain(.hr) }
+    public var event: String { leaf(.event) }
     /// Retained JSON: the class heart-rate summary of the timer's last recorded run (`class_hr`).
-    public var classSummary: String { "\(prefix)/class" }
-    public var command: String { "\(prefix)/cmd" }
+    public var classSummary: String { leaf(.classSummary) }
+    public var command: String { leaf(.command) }
 
     /// Every retained topic of the timer (cleared when it is deleted).
     public var retained: [String] { [state] + plain }

@@ -38,6 +38,17 @@ struct ControlOptions: ParsableArguments {
     }
 }
 
+extension ControlOptions {
+    /// Sends the command `make` builds (with the node's configuration) and prints the reply's
+    /// line: what `pacer start`, `pause`, `adjust`, `snooze`, ... do.
+    func send(_ name: String, _ make: (NodeConfiguration) throws(ControlError) -> ControlCommand) async throws {
+        try await perform(name) { client, config throws(ControlError) in
+            let reply = try await client.send(try make(config), timeout: timeoutDuration)
+            print(ControlOutput.replyLine(reply))
+        }
+    }
+}
+
 /// Exit codes and connection flags, shown under every control command's help.
 let controlFooter = """
     Exit codes: 0 done; 1 the node refused (its message is printed); 2 configuration problem; \
@@ -45,26 +56,66 @@ let controlFooter = """
     Connection: the flags, PACER_… variables and config file of `pacer run` (--broker, --node, --config, …).
     """
 
-/// A control command on one timer that takes no argument.
-protocol SimpleTimerCommand: AsyncParsableCommand {
-    static var action: String { get }
-    var timer: String { get }
-    var control: ControlOptions { get }
+/// A control command on one timer that takes no argument (`pacer pause main`, `pacer delete
+/// kitchen`): one generic command, told apart by its ``SimpleCommandName`` (argument-parser
+/// names a subcommand by its type), its help from ``SimpleTimerCommand/help``.
+struct SimpleCommand<Name: SimpleCommandName>: AsyncParsableCommand {
+    static var configuration: CommandConfiguration {
+        let (abstract, example) = Name.command.help
+        return CommandConfiguration(commandName: Name.command.word, abstract: abstract,
+                                    discussion: "Examples:\n  \(example)\n\n" + controlFooter)
+    }
+
+    @Argument(help: "The timer id.") var timer: String
+    @OptionGroup var control: ControlOptions
+
+    func run() async throws {
+        try await control.send(Name.command.word) { _ throws(ControlError) in try ControlCommand.simple(Name.command, timer: timer) }
+    }
+}
+
+/// The command of a ``SimpleCommand``: a caseless type per word.
+protocol SimpleCommandName {
+    static var command: SimpleTimerCommand { get }
 }
 
 extension SimpleTimerCommand {
-    func run() async throws {
-        try await control.perform(Self.action) { client, _ throws(ControlError) in
-            let reply = try await client.send(try ControlCommand.simple(Self.action, timer: timer), timeout: control.timeoutDuration)
-            print(ControlOutput.replyLine(reply))
+    /// The subcommand's abstract and example.
+    var help: (abstract: String, example: String) {
+        switch self {
+        case .action(.pause): ("Pause a running timer.", "pacer pause main")
+        case .action(.resume): ("Resume a paused timer.", "pacer resume main")
+        case .action(.toggle): ("Start an idle timer, pause a running one, resume a paused one (one button).", "pacer toggle main")
+        case .action(.cancel): ("Stop a run; it ends as cancelled.", "pacer cancel main")
+        case .action(.reset): ("Put a timer back to idle (its spec is kept).", "pacer reset main")
+        case .action(.finish): ("Complete a run now.", "pacer finish main")
+        case .action(.skip): ("Go to the next segment (work → rest → …).", "pacer skip main")
+        case .action(.back): ("Restart the current segment, or go to the previous one within its first 3 s.", "pacer back main")
+        case .action(.ack): ("Acknowledge an expired timer (stops its alerts).", "pacer ack kitchen")
+        case .action(.start), .action(.adjust), .action(.snooze): preconditionFailure("\(self) takes an argument: a command of its own")
+        case .delete: ("Delete a timer and clear its retained topics.", "pacer delete kitchen")
         }
     }
+}
 
-    static func commandConfiguration(_ abstract: String, examples: [String]) -> CommandConfiguration {
-        CommandConfiguration(
-            commandName: action, abstract: abstract,
-            discussion: "Examples:\n" + examples.map { "  " + $0 }.joined(separator: "\n") + "\n\n" + controlFooter)
-    }
+extension Pacer {
+    /// The subcommands on one timer that take no argument, in the order of `SimpleTimerCommand.all`.
+    static let simpleCommands: [any ParsableCommand.Type] = [
+        SimpleCommand<Pause>.self, SimpleCommand<Resume>.self, SimpleCommand<Toggle>.self, SimpleCommand<Cancel>.self,
+        SimpleCommand<Reset>.self, SimpleCommand<Finish>.self, SimpleCommand<Skip>.self, SimpleCommand<Back>.self,
+        SimpleCommand<Ack>.self, SimpleCommand<Delete>.self,
+    ]
+
+    enum Pause: SimpleCommandName { static let command = SimpleTimerCommand.action(.pause) }
+    enum Resume: SimpleCommandName { static let command = SimpleTimerCommand.action(.resume) }
+    enum Toggle: SimpleCommandName { static let command = SimpleTimerCommand.action(.toggle) }
+    enum Cancel: SimpleCommandName { static let command = SimpleTimerCommand.action(.cancel) }
+    enum Reset: SimpleCommandName { static let command = SimpleTimerCommand.action(.reset) }
+    enum Finish: SimpleCommandName { static let command = SimpleTimerCommand.action(.finish) }
+    enum Skip: SimpleCommandName { static let command = SimpleTimerCommand.action(.skip) }
+    enum Back: SimpleCommandName { static let command = SimpleTimerCommand.action(.back) }
+    enum Ack: SimpleCommandName { static let command = SimpleTimerCommand.action(.ack) }
+    enum Delete: SimpleCommandName { static let command = SimpleTimerCommand.delete }
 }
 
 extension Pacer {
@@ -164,86 +215,8 @@ extension Pacer {
 
         func run() async throws {
             let request = self.request
-            try await control.perform("start") { client, config throws(ControlError) in
-                let command = try request.command(timer: timer, presets: config.presets)
-                let reply = try await client.send(command, timeout: control.timeoutDuration)
-                print(ControlOutput.replyLine(reply))
-            }
+            try await control.send("start") { config throws(ControlError) in try request.command(timer: timer, presets: config.presets) }
         }
-    }
-
-    struct Pause: SimpleTimerCommand {
-        static let action = "pause"
-        static let configuration: CommandConfiguration = commandConfiguration("Pause a running timer.", examples: ["pacer pause main"])
-        @Argument(help: "The timer id.") var timer: String
-        @OptionGroup var control: ControlOptions
-    }
-
-    struct Resume: SimpleTimerCommand {
-        static let action = "resume"
-        static let configuration: CommandConfiguration = commandConfiguration("Resume a paused timer.", examples: ["pacer resume main"])
-        @Argument(help: "The timer id.") var timer: String
-        @OptionGroup var control: ControlOptions
-    }
-
-    struct Toggle: SimpleTimerCommand {
-        static let action = "toggle"
-        static let configuration: CommandConfiguration = commandConfiguration(
-            "Start an idle timer, pause a running one, resume a paused one (one button).",
-            examples: ["pacer toggle main"])
-        @Argument(help: "The timer id.") var timer: String
-        @OptionGroup var control: ControlOptions
-    }
-
-    struct Cancel: SimpleTimerCommand {
-        static let action = "cancel"
-        static let configuration: CommandConfiguration = commandConfiguration("Stop a run; it ends as cancelled.", examples: ["pacer cancel main"])
-        @Argument(help: "The timer id.") var timer: String
-        @OptionGroup var control: ControlOptions
-    }
-
-    struct Reset: SimpleTimerCommand {
-        static let action = "reset"
-        static let configuration: CommandConfiguration = commandConfiguration("Put a timer back to idle (its spec is kept).", examples: ["pacer reset main"])
-        @Argument(help: "The timer id.") var timer: String
-        @OptionGroup var control: ControlOptions
-    }
-
-    struct Finish: SimpleTimerCommand {
-        static let action = "finish"
-        static let configuration: CommandConfiguration = commandConfiguration("Complete a run now.", examples: ["pacer finish main"])
-        @Argument(help: "The timer id.") var timer: String
-        @OptionGroup var control: ControlOptions
-    }
-
-    struct Skip: SimpleTimerCommand {
-        static let action = "skip"
-        static let configuration: CommandConfiguration = commandConfiguration("Go to the next segment (work → rest → …).", examples: ["pacer skip main"])
-        @Argument(help: "The timer id.") var timer: String
-        @OptionGroup var control: ControlOptions
-    }
-
-    struct Back: SimpleTimerCommand {
-        static let action = "back"
-        static let configuration: CommandConfiguration = commandConfiguration(
-            "Restart the current segment, or go to the previous one within its first 3 s.", examples: ["pacer back main"])
-        @Argument(help: "The timer id.") var timer: String
-        @OptionGroup var control: ControlOptions
-    }
-
-    struct Ack: SimpleTimerCommand {
-        static let action = "ack"
-        static let configuration: CommandConfiguration = commandConfiguration("Acknowledge an expired timer (stops its alerts).", examples: ["pacer ack kitchen"])
-        @Argument(help: "The timer id.") var timer: String
-        @OptionGroup var control: ControlOptions
-    }
-
-    struct Delete: SimpleTimerCommand {
-        static let action = "delete"
-        static let configuration: CommandConfiguration = commandConfiguration(
-            "Delete a timer and clear its retained topics.", examples: ["pacer delete kitchen"])
-        @Argument(help: "The timer id.") var timer: String
-        @OptionGroup var control: ControlOptions
     }
 
     struct Adjust: AsyncParsableCommand {
@@ -272,10 +245,7 @@ extension Pacer {
         }
 
         func run() async throws {
-            try await control.perform("adjust") { client, _ throws(ControlError) in
-                let reply = try await client.send(try ControlCommand.adjust(timer: timer, by: amount[0]), timeout: control.timeoutDuration)
-                print(ControlOutput.replyLine(reply))
-            }
+            try await control.send("adjust") { _ throws(ControlError) in try ControlCommand.adjust(timer: timer, by: amount[0]) }
         }
     }
 
@@ -301,10 +271,7 @@ extension Pacer {
         }
 
         func run() async throws {
-            try await control.perform("snooze") { client, _ throws(ControlError) in
-                let reply = try await client.send(try ControlCommand.snooze(timer: timer, for: duration), timeout: control.timeoutDuration)
-                print(ControlOutput.replyLine(reply))
-            }
+            try await control.send("snooze") { _ throws(ControlError) in try ControlCommand.snooze(timer: timer, for: duration) }
         }
     }
 
@@ -327,7 +294,7 @@ extension Pacer {
             try await control.perform("list") { client, _ throws(ControlError) in
                 let reply = try await client.send(.list, timeout: control.timeoutDuration)
                 if json {
-                    print(reply["timers"]?.description ?? "[]")
+                    print(reply[.timers]?.description ?? "[]")
                 } else {
                     for line in ControlOutput.listLines(reply) { print(line) }
                 }
@@ -361,23 +328,26 @@ extension Pacer {
             try await control.perform("status") { client, _ throws(ControlError) in
                 guard let timer else {
                     let reply = try await client.send(.list, timeout: control.timeoutDuration)
-                    if json { print(reply["timers"]?.description ?? "[]") } else { ControlOutput.listLines(reply).forEach { print($0) } }
+                    if json { print(reply[.timers]?.description ?? "[]") } else { ControlOutput.listLines(reply).forEach { print($0) } }
                     return
                 }
                 let stateTopic = client.topics.timer(timer).state
                 try await client.subscribe([stateTopic])
                 let list = try await client.send(.list, timeout: control.timeoutDuration)
-                guard let entry = list["timers"]?.array?.first(where: { $0["id"]?.string == timer }) else {
+                guard let entry = list.timers?.first(where: { $0.id == timer }) else {
                     throw ControlError(.refused(code: ReplyErrorCode.unknownTimer.rawValue),
                                        "there is no timer '\(timer)'; see `pacer list`, or start it with a spec: pacer start \(timer) --countdown 5m")
                 }
                 let state = await Self.retainedState(client, topic: stateTopic, timeout: .seconds(2))
                 if json {
-                    print((state ?? entry).description)
-                } else if case .object(var merged)? = state {
+                    print((state ?? list[.timers]?.array?.first(where: { TimerState(state: $0)?.id == timer }) ?? .null).description)
+                } else if var merged = state.flatMap(TimerState.init(state:)) {
                     // The retained state is from the last change; the list entry is from now.
-                    for key in ["status", "phase", "display", "remaining_ms"] { merged[key] = entry[key] }
-                    print(ControlOutput.stateLine(.object(merged)))
+                    merged.status = entry.status
+                    merged.phase = entry.phase
+                    merged.display = entry.display
+                    merged.remainingMs = entry.remainingMs
+                    print(ControlOutput.stateLine(merged))
                 } else {
                     print(ControlOutput.stateLine(entry))
                 }

@@ -12,8 +12,8 @@ struct Pacer: AsyncParsableCommand {
         abstract: "A headless MQTT timer node: circuit, rest, countdown and stopwatch timers.",
         version: PacerVersion.current,
         subcommands: [Run.self, CheckConfig.self, History.self,
-                      Start.self, Pause.self, Resume.self, Toggle.self, Cancel.self, Reset.self, Finish.self, Skip.self, Back.self,
-                      Adjust.self, Ack.self, Snooze.self, Delete.self, Status.self, List.self, Watch.self, Athlete.self, Sound.self, Doctor.self],
+                      Start.self] + simpleCommands + [Adjust.self, Snooze.self,
+                      Status.self, List.self, Watch.self, Athlete.self, Sound.self, Doctor.self],
         defaultSubcommand: nil
     )
 }

@@ -60,14 +60,14 @@ struct AthleteCommandTests {
     @Test func theRepliesInOneLine() {
         let saved: JSONValue = ["ok": true, "athlete": "alice", "saved": true,
                                 "profile": ["id": "alice", "name": "Alice", "colour": "#e4572e", "max_hr": 188]]
-        #expect(ControlOutput.athleteReplyLine(saved) == "alice: saved · Alice · #e4572e · max HR 188")
+        #expect(ControlOutput.athleteReplyLine(Reply(saved)!) == "alice: saved · Alice · #e4572e · max HR 188")
         let partial: JSONValue = ["ok": true, "athlete": "bob", "saved": true, "profile": ["id": "bob", "name": nil, "colour": nil, "max_hr": 176]]
-        #expect(ControlOutput.athleteReplyLine(partial) == "bob: saved · max HR 176")
+        #expect(ControlOutput.athleteReplyLine(Reply(partial)!) == "bob: saved · max HR 176")
         // Cleared: what applies now (the configuration's profile, if any).
         let cleared: JSONValue = ["ok": true, "athlete": "alice", "cleared": true, "profile": ["id": "alice", "name": nil, "colour": nil, "max_hr": nil]]
-        #expect(ControlOutput.athleteReplyLine(cleared) == "alice: cleared · no profile left on the node")
+        #expect(ControlOutput.athleteReplyLine(Reply(cleared)!) == "alice: cleared · no profile left on the node")
         let seeded: JSONValue = ["ok": true, "athlete": "carl", "cleared": true, "profile": ["id": "carl", "name": "Carl", "colour": nil, "max_hr": 190]]
-        #expect(ControlOutput.athleteReplyLine(seeded) == "carl: cleared · Carl · max HR 190")
+        #expect(ControlOutput.athleteReplyLine(Reply(seeded)!) == "carl: cleared · Carl · max HR 190")
     }
 
     @Test func theListAsATable() {

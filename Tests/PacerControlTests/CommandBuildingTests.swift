@@ -90,13 +90,23 @@ struct CommandBuildingTests {
     }
 
     @Test func timerIDsAreCheckedAsTheNodeChecksThem() throws {
-        #expect(throws: ControlError.self) { try ControlCommand.simple("pause", timer: "Main Clock") }
-        #expect(throws: ControlError.self) { try ControlCommand.simple("pause", timer: "a/b") }
-        #expect(throws: ControlError.self) { try ControlCommand.simple("pause", timer: "") }
-        #expect((try? ControlCommand.simple("pause", timer: "main-2"))
+        #expect(throws: ControlError.self) { try ControlCommand.simple(.action(.pause), timer: "Main Clock") }
+        #expect(throws: ControlError.self) { try ControlCommand.simple(.action(.pause), timer: "a/b") }
+        #expect(throws: ControlError.self) { try ControlCommand.simple(.action(.pause), timer: "") }
+        #expect((try? ControlCommand.simple(.action(.pause), timer: "main-2"))
             == ControlCommand(NodeCommand(request: .timer(id: "main-2", operation: .pause, spec: nil, name: nil))))
-        #expect(try ControlCommand.simple("pause", timer: "main-2").json == ["action": "pause"])
-        #expect(try ControlCommand.simple("delete", timer: "main-2").timer == "main-2")
+        #expect(try ControlCommand.simple(.action(.pause), timer: "main-2").json == ["action": "pause"])
+        #expect(try ControlCommand.simple(.delete, timer: "main-2").timer == "main-2")
+    }
+
+    @Test("the simple commands are the protocol's actions that take no argument, and delete")
+    func simpleCommandsComeFromTheProtocol() throws {
+        #expect(SimpleTimerCommand.all.map(\.word) == ["pause", "resume", "toggle", "cancel", "reset", "finish", "skip", "back", "ack", "delete"])
+        for simple in SimpleTimerCommand.all {
+            let command = try ControlCommand.simple(simple, timer: "t")
+            #expect(command.json == ["action": .string(simple.word)])
+            #expect(try CommandParser().parse(command.json.jsonBytes, timerID: command.timer).get() == command.command)
+        }
     }
 
     @Test func adjustAndSnoozeTakeWholeSeconds() throws {
@@ -140,23 +150,23 @@ struct OutputTests {
     @Test func aStateInOneLine() {
         let state: JSONValue = ["id": "main", "status": "running", "phase": "work", "display": "0:13", "round": 3, "rounds": 8,
                                 "set": 1, "sets": 1, "label": "Burpees", "next_label": "Squat", "hr": 142, "counts_up": false]
-        #expect(ControlOutput.stateLine(state) == "main: running · work 0:13 · round 3/8 · Burpees → Squat · ♥ 142")
+        #expect(ControlOutput.stateLine(TimerState(state: state)!) == "main: running · work 0:13 · round 3/8 · Burpees → Squat · ♥ 142")
         let paused: JSONValue = ["id": "k", "status": "paused", "phase": "paused", "display": "4:59", "round": 1, "rounds": 1]
-        #expect(ControlOutput.stateLine(paused) == "k: paused · 4:59 left")
-        #expect(ControlOutput.replyLine(["ok": true, "timer": "k", "deleted": true]) == "k: deleted")
+        #expect(ControlOutput.stateLine(TimerState(state: paused)!) == "k: paused · 4:59 left")
+        #expect(ControlOutput.replyLine(Reply(["ok": true, "timer": "k", "deleted": true])!) == "k: deleted")
     }
 
     @Test func theListAsATable() {
-        let reply: JSONValue = ["timers": [
+        let reply: JSONValue = ["ok": true, "timers": [
             ["id": "kitchen", "name": "Kitchen", "status": "running", "phase": "countdown", "display": "11:02"],
             ["id": "main", "name": "Main clock", "status": "idle", "phase": "idle", "display": "0:40"],
         ]]
-        #expect(ControlOutput.listLines(reply) == [
+        #expect(ControlOutput.listLines(Reply(reply)!) == [
             "TIMER    NAME        STATUS   PHASE      TIME",
             "kitchen  Kitchen     running  countdown  11:02",
             "main     Main clock  idle     idle       0:40",
         ])
-        #expect(ControlOutput.listLines(["timers": []]).first?.hasPrefix("no timers") == true)
+        #expect(ControlOutput.listLines(Reply(["ok": true, "timers": []])!).first?.hasPrefix("no timers") == true)
     }
 
     @Test func errorsNameTheNodesCode() {
@@ -172,8 +182,8 @@ struct OutputTests {
 struct StatusLineTests {
     @Test func eachStatusSaysWhatMatters() {
         func line(_ status: String, _ phase: String, countsUp: Bool = false) -> String {
-            ControlOutput.stateLine(["id": "t", "status": .string(status), "phase": .string(phase), "display": "1:05",
-                                     "round": 1, "rounds": 1, "counts_up": .bool(countsUp)])
+            ControlOutput.stateLine(TimerState(state: ["id": "t", "status": .string(status), "phase": .string(phase), "display": "1:05",
+                                                       "round": 1, "rounds": 1, "counts_up": .bool(countsUp)])!)
         }
         #expect(line("running", "rest") == "t: running · rest 1:05")
         #expect(line("paused", "paused") == "t: paused · 1:05 left")

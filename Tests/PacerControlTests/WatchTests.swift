@@ -179,8 +179,8 @@ struct WatchTests {
         // 2 shows timer b full screen; space toggles it, s skips it; g goes back to the grid.
         #expect(model.key(UInt8(ascii: "2")) == .redraw)
         #expect(model.shown == "b")
-        #expect(model.key(UInt8(ascii: " ")) == .send(action: "toggle", timer: "b"))
-        #expect(model.key(UInt8(ascii: "s")) == .send(action: "skip", timer: "b"))
+        #expect(model.key(UInt8(ascii: " ")) == .send(action: .toggle, timer: "b"))
+        #expect(model.key(UInt8(ascii: "s")) == .send(action: .skip, timer: "b"))
         #expect(model.key(UInt8(ascii: "g")) == .redraw)
         #expect(model.shown == nil)
         #expect(model.key(UInt8(ascii: " ")) == .none)
@@ -212,7 +212,7 @@ struct WatchTests {
         // Pinned: no grid to go back to, digits do not change the focus.
         #expect(model.key(UInt8(ascii: "g")) == .none)
         #expect(model.key(UInt8(ascii: "2")) == .none)
-        #expect(model.key(UInt8(ascii: " ")) == .send(action: "toggle", timer: "main"))
+        #expect(model.key(UInt8(ascii: " ")) == .send(action: .toggle, timer: "main"))
     }
 }
 

@@ -90,50 +90,6 @@ struct JSONValueTests {
         #expect(String(decoding: JSONValue.objectBytes([:], adding: "s", json: Array("{}".utf8)), as: UTF8.self) == #"{"s":{}}"#)
     }
 
-    @Test("a state snapshot's direct writer gives exactly its JSON value's bytes, on 2,000 random snapshots")
-    func snapshotWriterMatchesValue() async throws {
-        let specs: [JSONValue] = [
-            ["kind": "countdown", "duration": "10m"],
-            ["kind": "interval", "work": "40s", "rest": "20s", "rounds": 3, "exercises": ["Squat \"deep\"", "Row \\ 2"]],
-            ["kind": "stopwatch", "target": "5s"],
-        ]
-        let machines = try specs.map { try makeMachine($0) }
-        await propertyCheck(count: 2_000, input: Gen.uint64().array(of: 1...60)) { choices in
-            var random = Choices(choices)
-            var machine = machines[Int(random.next() % UInt64(machines.count))]
-            let start: Millis = 1_790_000_000_000
-            _ = machine.handle(TimerCommand(operation: .start(spec: nil, startAt: nil, restart: false), at: nil, ifRevision: nil), now: start)
-            let at = start + Millis(random.next() % 4_000_000)
-            _ = machine.advance(to: at)
-            var snap = machine.snapshot(at: at)
-            func maybe<T>(_ value: T) -> T? { random.next() % 2 == 0 ? value : nil }
-            let texts = ["", "Row", "a\"b", "\\", "line\nbreak", "\u{1}", "日本", "🏋️"]
-            func text() -> String { texts[Int(random.next() % UInt64(texts.count))] }
-            let numbers: [Double] = [0, 1, 0.5, 1.0 / 3, 1e-7, 0.999_999_999]
-            func number() -> Double { numbers[Int(random.next() % UInt64(numbers.count))] }
-            if random.next() % 2 == 0 {
-                snap.name = text()
-                snap.label = maybe(text())
-                snap.nextLabel = maybe(text())
-                snap.preset = maybe(text())
-                snap.hr = maybe(Int(random.next() % 220))
-                snap.hrAgeMs = maybe(Millis(random.next() % 100_000))
-                snap.hrZone = maybe(Int(random.next() % 6))
-                snap.progress = number()
-                snap.totalProgress = maybe(number())
-                snap.endsAtMs = maybe(at + Millis(random.next() % 100_000))
-                snap.startAtMs = maybe(at + Millis(random.next() % 100_000))
-                snap.segmentStartedAtMs = maybe(at - Millis(random.next() % 100_000))
-                snap.startedAtMs = maybe(at - Millis(random.next() % 100_000))
-                snap.remainingMs = maybe(Millis(random.next() % 100_000))
-                snap.nextPhase = maybe(Phase.allCases[Int(random.next() % UInt64(Phase.allCases.count))])
-                snap.overtime = random.next() % 2 == 0
-                snap.ack = random.next() % 2 == 0
-            }
-            #expect(String(decoding: snap.jsonBytes, as: UTF8.self) == String(decoding: snap.json.jsonBytes, as: UTF8.self))
-        }
-    }
-
     /// The writer as first written (sorted keys, `String(Int64)`, byte-by-byte escapes).
     private func reference(_ value: JSONValue) -> String {
         switch value {

@@ -5,7 +5,7 @@ public import PacerSound
 
 /// How a restored timer comes back after the node was down (docs/architecture.md, "Durability and
 /// restore").
-public enum RestorePolicy: String, Sendable, Codable, CaseIterable {
+public enum RestorePolicy: String, Sendable, CaseIterable {
     /// Evaluate the timer at the current instant, as if the node had never stopped.
     case resume
     /// Come back paused, with the remaining time it had at the last write.

@@ -131,22 +131,24 @@ struct AthleteRoster: Equatable {
 
     /// The stored profiles as one document (the `meta` row): `{"athletes":[{"id","name","colour","max_hr"}]}`.
     var document: [UInt8] {
-        JSONValue.object(["athletes": .array(stored.keys.sorted().map { Self.json(stored[$0]!) })]).jsonBytes
+        var document: [String: JSONValue] = [:]
+        document[.athletes] = .array(stored.keys.sorted().map { Self.json(stored[$0]!) })
+        return JSONValue.object(document).jsonBytes
     }
 
     /// Reads the stored document; an entry it cannot read is left out.
     mutating func load(_ json: JSONValue?) {
         stored = [:]
-        for item in json?["athletes"]?.array ?? [] {
-            guard let id = item["id"]?.string, (try? TimerMachine.validateID(id)) != nil else { continue }
-            let colour = item["colour"]?.string.flatMap { AthleteColour.problem($0) == nil ? $0 : nil }
-            let maxHR = item["max_hr"]?.int.flatMap { AthleteColour.maxHRRange.contains($0) ? $0 : nil }
-            stored[id] = AthleteProfile(id: id, name: item["name"]?.string, colour: colour, maxHR: maxHR)
+        for item in json.map(AthleteEntry.list) ?? [] {
+            guard (try? TimerMachine.validateID(item.id)) != nil else { continue }
+            let colour = item.colour.flatMap { AthleteColour.problem($0) == nil ? $0 : nil }
+            let maxHR = item.maxHR.flatMap { AthleteColour.maxHRRange.contains($0) ? $0 : nil }
+            stored[item.id] = AthleteProfile(id: item.id, name: item.name, colour: colour, maxHR: maxHR)
         }
     }
 
     static func json(_ p: AthleteProfile) -> JSONValue {
-        .object(["id": .string(p.id), "name": .optional(p.name), "colour": .optional(p.colour), "max_hr": .optional(p.maxHR)])
+        AthleteEntry(id: p.id, name: p.name, colour: p.colour, maxHR: p.maxHR).json
     }
 
     // MARK: - What is published
@@ -156,18 +158,17 @@ struct AthleteRoster: Equatable {
     func state(_ id: String, now: Millis) -> JSONValue {
         let p = profile(id)
         let max = maxHR(id)
-        var o: [String: JSONValue] = [
-            "id": .string(id), "name": .string(p.name ?? id), "colour": .optional(p.colour), "max_hr": .optional(max),
-            "bpm": .null, "pct_max": .null, "zone": .null, "zone_name": .null, "at_ms": .null, "stale": .bool(true),
-            "as_of_ms": .int(now),
-        ]
+        var o = AthleteEntry(id: id, name: p.name ?? id, colour: p.colour, maxHR: max).json.object ?? [:]
+        o.merge(["bpm": .null, "pct_max": .null, "zone": .null, "zone_name": .null, "stale": .bool(true)]) { entry, _ in entry }
+        o[.atMs] = .null
+        o[.asOfMs] = .int(now)
         if let reading = current(id, now: now) {
             let zone = HeartRateZones.zone(bpm: reading.bpm, maxHR: max)
             o["bpm"] = .int(reading.bpm)
             o["pct_max"] = HeartRateZones.percent(bpm: reading.bpm, maxHR: max).map(JSONValue.number) ?? .null
             o["zone"] = .optional(zone)
             o["zone_name"] = max == nil ? .null : .string(HeartRateZones.name(zone))
-            o["at_ms"] = .int(reading.atMs)
+            o[.atMs] = .int(reading.atMs)
             o["stale"] = .bool(false)
         }
         return .object(o)
@@ -176,13 +177,11 @@ struct AthleteRoster: Equatable {
     /// The retained list: every present athlete and every kept profile, by id.
     func list(now: Millis) -> JSONValue {
         let ids = Set(present.keys).union(stored.keys).union(configured.keys).sorted()
-        return .object([
-            "athletes": .array(ids.map { id in
-                let p = profile(id)
-                return .object(["id": .string(id), "name": .string(p.name ?? id), "colour": .optional(p.colour),
-                                "max_hr": .optional(maxHR(id)), "present": .bool(present[id] != nil)])
-            }),
-            "absent_after_ms": .int(settings.absentAfterMs), "stale_after_ms": .int(staleAfterMs), "as_of_ms": .int(now),
-        ])
+        var list: [String: JSONValue] = ["absent_after_ms": .int(settings.absentAfterMs), "stale_after_ms": .int(staleAfterMs)]
+        list[.athletes] = .array(ids.map { id in
+            AthleteEntry(id: id, name: profile(id).name ?? id, colour: profile(id).colour, maxHR: maxHR(id), present: present[id] != nil).json
+        })
+        list[.asOfMs] = .int(now)
+        return .object(list)
     }
 }

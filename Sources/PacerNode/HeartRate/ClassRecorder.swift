@@ -180,15 +180,16 @@ struct ClassRecorder: Equatable {
                 "zone_ms": .array(a.total.zoneMs.map { .int($0) }), "segments": .array(perSegment), "series": .array(series),
             ])
         }
-        return .object([
-            "type": .string(Self.eventType), "timer": .string(timer), "revision": .int(revision), "due_ms": .int(endedAtMs),
-            "at_ms": .int(endedAtMs), "started_at_ms": .int(startedAtMs), "ended": .string(ended), "partial": .bool(partial),
+        var summary = TimerEvent.envelope(type: Self.eventType, timer: timer, revision: revision, dueMs: endedAtMs, atMs: endedAtMs)
+        summary.merge([
+            "started_at_ms": .int(startedAtMs), "ended": .string(ended), "partial": .bool(partial),
             "zones": .array((0...5).map { .string(HeartRateZones.name($0 == 0 ? nil : $0)) }),
             "series_start_ms": .int(startedAtMs), "series_step_ms": .int(bucketMs),
             "segments": .array(segmentsJSON), "athletes": .array(athletesJSON),
-        ])
+        ]) { envelope, _ in envelope }
+        return .object(summary)
     }
 
     /// The stored event's type (`history` returns it beside the timer's events).
-    static let eventType = "class_summary"
+    static let eventType = TimerEvent.classSummaryType
 }

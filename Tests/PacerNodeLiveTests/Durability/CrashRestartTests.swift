@@ -271,7 +271,7 @@ final class CrashRun {
     /// Publishes `operation` on the timer's `cmd` topic with a new request id.
     func publish(_ operation: TimerOperation, to timer: String) async throws -> SentCommand {
         commandCounter += 1
-        var json: JSONValue = ["action": .string(operation.action), "id": .string("crash-\(seed)-\(commandCounter)")]
+        var json: JSONValue = ["action": .string(operation.action.rawValue), "id": .string("crash-\(seed)-\(commandCounter)")]
         switch operation {
         case .adjust(let seconds), .snooze(let seconds): json = json.adding("seconds", .int(seconds))
         default: break

@@ -1,4 +1,5 @@
 import PacerCore
+import PacerProtocol
 
 /// What a command that succeeded answers: its reply's members besides `id` and `ok`, and a timer's
 /// `state`, written straight from its snapshot (`TimerSnapshot.jsonBytes`) instead of built as a
@@ -17,9 +18,9 @@ struct CommandResult {
     /// The reply's JSON: the members with `id` and `"ok": true`, and `state` when there is one.
     func replyBytes(id: JSONValue) -> [UInt8] {
         var all = members
-        all["id"] = id
-        all["ok"] = .bool(true)
+        all[.id] = id
+        all[.ok] = .bool(true)
         guard let state else { return JSONCoding.encode(.object(all)) }
-        return JSONValue.objectBytes(all, adding: "state", json: state)
+        return JSONValue.objectBytes(all, adding: WireField.state.rawValue, json: state)
     }
 }

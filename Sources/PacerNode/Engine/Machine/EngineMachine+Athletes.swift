@@ -84,8 +84,7 @@ extension EngineMachine {
         if output.athletesBefore == nil { output.athletesBefore = roster }
         athletes!.set(profile)
         output.athletesChanged.insert(profile.id)
-        return .success(CommandResult(members: ["athlete": .string(profile.id), "saved": .bool(true),
-                                                "profile": AthleteRoster.json(athletes!.profile(profile.id))]))
+        return .success(CommandResult(members: Self.profileReply(athletes!.profile(profile.id), .saved)))
     }
 
     mutating func clearAthlete(_ id: String, into output: inout EngineOutput) -> Result<CommandResult, ReplyError> {
@@ -96,8 +95,16 @@ extension EngineMachine {
         if output.athletesBefore == nil { output.athletesBefore = roster }
         _ = athletes!.clear(id)
         output.athletesChanged.insert(id)
-        return .success(CommandResult(members: ["athlete": .string(id), "cleared": .bool(true),
-                                                "profile": AthleteRoster.json(athletes!.profile(id))]))
+        return .success(CommandResult(members: Self.profileReply(athletes!.profile(id), .cleared)))
+    }
+
+    /// A profile command's reply members: `athlete`, `saved` or `cleared`, and the `profile` kept now.
+    static func profileReply(_ profile: AthleteProfile, _ outcome: WireField) -> [String: JSONValue] {
+        var members: [String: JSONValue] = [:]
+        members[.athlete] = .string(profile.id)
+        members[outcome] = .bool(true)
+        members[.profile] = AthleteRoster.json(profile)
+        return members
     }
 
     static let noAthletes = ReplyError(.invalidArgument,

@@ -130,17 +130,13 @@ extension EngineMachine {
             deadlines.set(.timer(id), at: nil)
             output.deletedTimers.append(id)
             output.infoChanged = true
-            return .success(CommandResult(members: ["timer": .string(id), "deleted": .bool(true)]))
+            var members: [String: JSONValue] = [:]
+            members[.timer] = .string(id)
+            members[.deleted] = .bool(true)
+            return .success(CommandResult(members: members))
         case .list:
-            let list: [JSONValue] = timers.ids.map { id in
-                let s = snapshot(of: timers[id]!, now: now)
-                return .object([
-                    "id": .string(id), "name": .string(s.name), "kind": .string(s.kind.rawValue),
-                    "status": .string(s.status.rawValue), "phase": .string(s.phase.rawValue),
-                    "remaining_ms": .optional(s.remainingMs), "display": .string(s.display), "revision": .int(s.revision),
-                ])
-            }
-            return .success(CommandResult(members: ["timers": .array(list)]))
+            let list: [JSONValue] = timers.ids.map { id in snapshot(of: timers[id]!, now: now).listEntry }
+            return .success(CommandResult(members: [WireField.timers.rawValue: .array(list)]))
         case .time:
             return .success(CommandResult(members: Reply.timeMembers(now: now)))
         case .saveWorkout(let id, let name, let spec):
@@ -155,7 +151,7 @@ extension EngineMachine {
             return setSpeaker(muted: muted, volume: volume, into: &output)
         case .history:
             // With a store, `command` hands the read to the shell (`EngineEffect.history`).
-            return .success(CommandResult(members: ["events": .array([])]))
+            return .success(CommandResult(members: [WireField.events.rawValue: .array([])]))
         }
     }
 
@@ -199,7 +195,7 @@ extension EngineMachine {
             return .success(timerReply(id, now: now))
         case .failure(let error):
             if created { timers.set(id, nil); output.infoChanged = false }
-            return .failure(Self.replyError(error))
+            return .failure(ReplyError(error))
         }
     }
 
@@ -253,8 +249,12 @@ extension EngineMachine {
         if output.workoutsBefore == nil { output.workoutsBefore = workouts }
         workouts.save(id, name: name ?? id, spec: .object(canonical))
         output.workoutsChanged = true
-        return .success(CommandResult(members: ["workout": .string(id), "name": .string(name ?? id), "saved": .bool(true),
-                                                "spec": .object(canonical)]))
+        var members: [String: JSONValue] = [:]
+        members[.workout] = .string(id)
+        members[.name] = .string(name ?? id)
+        members[.saved] = .bool(true)
+        members[.spec] = .object(canonical)
+        return .success(CommandResult(members: members))
     }
 
     private mutating func deleteWorkout(_ id: String, into output: inout EngineOutput) -> Result<CommandResult, ReplyError> {
@@ -265,7 +265,10 @@ extension EngineMachine {
         }
         if output.workoutsBefore == nil { output.workoutsBefore = before }
         output.workoutsChanged = true
-        return .success(CommandResult(members: ["workout": .string(id), "deleted": .bool(true)]))
+        var members: [String: JSONValue] = [:]
+        members[.workout] = .string(id)
+        members[.deleted] = .bool(true)
+        return .success(CommandResult(members: members))
     }
 
     /// `sound`: the node's speaker muted, unmuted or set to a volume (written, published on
@@ -289,21 +292,14 @@ extension EngineMachine {
 
     private func timerReply(_ id: String, now: Millis) -> CommandResult {
         let snap = snapshot(of: timers[id]!, now: now)
-        return CommandResult(members: ["timer": .string(id), "revision": .int(snap.revision)], state: snap.jsonBytes)
+        var members: [String: JSONValue] = [:]
+        members[.timer] = .string(id)
+        members[.revision] = .int(snap.revision)
+        return CommandResult(members: members, state: snap.jsonBytes)
     }
 
     private func unknownTimer(_ id: String) -> ReplyError {
         .init(.unknownTimer, "there is no timer '\(id)'; create it first, or start it with a spec: {\"action\":\"start\",\"spec\":{\"kind\":\"countdown\",\"duration\":\"5m\"}}")
-    }
-
-    static func replyError(_ error: CommandError) -> ReplyError {
-        let code: ReplyErrorCode = switch error.code {
-        case .invalidState: .invalidState
-        case .revisionConflict: .revisionConflict
-        case .invalidArgument: .invalidArgument
-        case .invalidSpec: .invalidSpec
-        }
-        return ReplyError(code, error.message)
     }
 
     /// A topic we may publish a reply to: no wildcards, not empty, not `$`-reserved.
@@ -317,7 +313,7 @@ extension EngineMachine {
     static func historyReply(_ records: Result<[EventRecord], StoreError>, id: JSONValue) -> [UInt8] {
         switch records {
         case .success(let records):
-            return CommandResult(members: ["events": .array(records.map { JSONCoding.decode($0.payload) ?? .null })]).replyBytes(id: id)
+            return CommandResult(members: [WireField.events.rawValue: .array(records.map { JSONCoding.decode($0.payload) ?? .null })]).replyBytes(id: id)
         case .failure(let error):
             return JSONCoding.encode(ReplyError(.storageFailure, "could not read the history: \(error)").reply(id: id))
         }

@@ -1,4 +1,5 @@
 import PacerCore
+import PacerProtocol
 import PacerSound
 
 /// Where a timer's cue announcements stand: the revision they were scheduled for and the
@@ -67,9 +68,11 @@ extension EngineMachine {
             for (event, cue) in next.cues {
                 if configuration.sound?.music != nil { emit(.expectCue(dueMs: event.dueMs, cue: cue)) }
                 guard configuration.cueAheadMs != nil, linkUp else { continue }
-                let body: JSONValue = ["timer": .string(id), "cue": .string(cue.rawValue), "due_ms": .int(event.dueMs),
-                                       "duration_ms": .int(cue.durationMs), "lead_ms": .int(event.dueMs - now)]
-                publish(to: topics.cueAhead, body.jsonBytes, retain: false)
+                var body: [String: JSONValue] = ["duration_ms": .int(cue.durationMs), "lead_ms": .int(event.dueMs - now)]
+                body[.timer] = .string(id)
+                body[.cue] = .string(cue.rawValue)
+                body[.dueMs] = .int(event.dueMs)
+                publish(to: topics.cueAhead, JSONValue.object(body).jsonBytes, retain: false)
             }
             from = next.due
         }

@@ -53,7 +53,7 @@ extension EngineMachine {
         // Only a held timer's state settles anything: the others are not decoded.
         guard message.retain, outbox.isHolding(id) else { return }
         // `.int` is nil for a number that is not a whole Int (a retained `1e19` trapped here).
-        let revision = JSONCoding.decode(message.payload)?["revision"]?.int
+        let revision = JSONCoding.decode(message.payload)?[.revision]?.int
         if outbox.retainedState(timer: id, revision: revision) { output.settleOutbox = true }
     }
 

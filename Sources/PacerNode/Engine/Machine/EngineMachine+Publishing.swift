@@ -142,7 +142,7 @@ extension EngineMachine {
         // Subscribe before republishing: the broker then sends the retained states of the
         // previous run before our new ones replace them.
         beginOutboxCheck(pending: pending, now: now)
-        publish(to: topics.status, Array("online".utf8), retain: true)
+        publish(to: topics.status, NodeStatus.online.payload, retain: true)
         publishInfo(now: now)
         publishWorkouts()
         republishAthletes(now: now)

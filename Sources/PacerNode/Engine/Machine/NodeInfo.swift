@@ -1,4 +1,5 @@
 import PacerCore
+import PacerProtocol
 
 /// What the retained `info` topic says about the node: fixed at start, except the timer list
 /// and the storage state.
@@ -29,39 +30,19 @@ struct NodeInfo {
     /// Whether cues are announced on `<base>/cue_ahead` (`publish.cue_ahead`).
     var announcesCues = false
 
-    /// What every node of this version can do, whatever its configuration and broker.
-    static let alwaysCapabilities = [
-        "interval", "rest", "countdown", "stopwatch", "program", "presets", "heart_rate",
-        "time_sync", "dedup", "if_revision", "start_at", "history", "time_topic", "workouts",
-        "athletes", "class_hr", "sound", "after_ack",
-    ]
-
-    /// What `info.capabilities` lists: `alwaysCapabilities`, `mqtt5_response_topic` on an
+    /// What `info.capabilities` lists: `Capability.always`, `mqtt5_response_topic` on an
     /// MQTT 5 connection, `cue_ahead` when cues are announced.
-    var capabilities: [String] {
-        var all = Self.alwaysCapabilities
-        if speaksMQTT5 { all.append("mqtt5_response_topic") }
-        if announcesCues { all.append("cue_ahead") }
+    var capabilities: [Capability] {
+        var all = Capability.always
+        if speaksMQTT5 { all.append(.mqtt5ResponseTopic) }
+        if announcesCues { all.append(.cueAhead) }
         return all
     }
 
     /// The `info` JSON with `timers` (id and name, sorted by id).
     func json(timers: [(id: String, name: String)]) -> JSONValue {
-        var info: [String: JSONValue] = [
-            "version": .string(version),
-            "node": .string(nodeID),
-            "base_topic": .string(baseTopic),
-            "timers": .array(timers.map { .object(["id": .string($0.id), "name": .string($0.name)]) }),
-            "capabilities": .array(capabilities.map { .string($0) }),
-            "presets": .array(presets.map { .string($0) }),
-            "heart_rate_sources": .array(heartRateSources.map { .string($0) }),
-            "started_at_ms": .int(startedAtMs),
-        ]
-        if let clockSynchronized { info["clock_synchronized"] = .bool(clockSynchronized) }
-        var storage: [String: JSONValue] = ["ok": .bool(storagePath != nil)]
-        if let storagePath { storage["path"] = .string(storagePath) }
-        if let storageProblem { storage["error"] = .string(storageProblem) }
-        info["storage"] = .object(storage)
-        return .object(info)
+        NodeInfoDocument(version: version, node: nodeID, baseTopic: baseTopic, timers: timers.map { .init(id: $0.id, name: $0.name) },
+                         capabilities: capabilities, presets: presets, heartRateSources: heartRateSources, startedAtMs: startedAtMs,
+                         clockSynchronized: clockSynchronized, storagePath: storagePath, storageProblem: storageProblem).json
     }
 }

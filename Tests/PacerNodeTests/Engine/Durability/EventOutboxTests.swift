@@ -120,9 +120,9 @@ import PacerProtocol
             Issue.record("\(action) is not parsed from JSON")
             return
         }
-        #expect(operation.kind == action)
+        #expect(operation.action == action)
         let word = action == .adjust ? "+30" : action.rawValue
-        #expect(TimerOperation(word: word)?.kind == action, "\(word)")
+        #expect(TimerOperation(word: word)?.action == action, "\(word)")
         #expect(TimerAction.words.contains(action == .adjust ? "+N" : action.rawValue))
     }
 
