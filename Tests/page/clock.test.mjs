@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-// The very module the page imports (app.js), not a copy.
+// The very module the page imports, not a copy.
 import { valueAt, fmt, commandFor, toggleFor } from "../../examples/dashboard/clock.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
@@ -32,7 +32,7 @@ for (const { name, state, at } of states) {
   });
 }
 
-// Each button's data-action (index.html, and the actions app.js gives the Start/Pause/Resume
+// Each button's data-action (index.html, and the actions single.js and grid.js give the Start/Pause/Resume
 // button) and the example in commands.json whose canonical form it must send.
 const BUTTONS = {
   "back": "back",
@@ -61,14 +61,14 @@ test("commands.json: every button sends the canonical command of its example", (
 
 test("every button of the page is checked against an example", () => {
   const html = read("examples/dashboard/index.html");
-  const app = read("examples/dashboard/app.js");
+  const single = read("examples/dashboard/single.js"), grid = read("examples/dashboard/grid.js");
   const inPage = [...html.matchAll(/data-action="([^"]+)"/g)].map((m) => m[1]);
-  // The grid's cards make their buttons in app.js (data-action="…" in its markup).
-  inPage.push(...[...app.matchAll(/data-action="([^"]+)"/g)].map((m) => m[1]));
-  // The Start/Pause/Resume button of a timer's page and of each card takes its action from
-  // toggleFor(status), for every status.
-  assert.match(app, /el\.toggle\.dataset\.action = tf\.action;/, "the page's toggle button takes toggleFor's action");
-  assert.match(app, /tg\.dataset\.action = tf\.action;/, "a card's toggle button takes toggleFor's action");
+  // The grid's cards make their buttons in grid.js (data-action="…" in its markup).
+  inPage.push(...[...grid.matchAll(/data-action="([^"]+)"/g)].map((m) => m[1]));
+  // The Start/Pause/Resume button of a timer's page (single.js) and of each card (grid.js)
+  // takes its action from toggleFor(status), for every status.
+  assert.match(single, /el\.toggle\.dataset\.action = tf\.action;/, "the page's toggle button takes toggleFor's action");
+  assert.match(grid, /tg\.dataset\.action = tf\.action;/, "a card's toggle button takes toggleFor's action");
   for (const status of ["idle", "scheduled", "running", "paused", "expired", "finished", "cancelled", null]) inPage.push(toggleFor(status).action);
   assert.ok(inPage.length >= 13, inPage.join(" "));
   for (const action of inPage) assert.ok(action in BUTTONS, `the page's action ${JSON.stringify(action)} has no example in BUTTONS`);

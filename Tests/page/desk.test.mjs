@@ -1,4 +1,4 @@
-// The front desk's model (examples/dashboard/desk.js): topics, clock offsets, the flip
+// The front desk's model (examples/dashboard/desk.js): topics, clock offsets (offset.js), the flip
 // schedule, rooms and timers from retained messages, the `list` snapshot, and the rows'
 // clocks against the protocol's examples (Tests/Fixtures/protocol/states.json).
 // Run: node --test Tests/page/   (Tests/extra/page-logic)
@@ -6,7 +6,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { parseTopic, ClockSync, FlipHeap, Desk, rowView, statesFromList } from "../../examples/dashboard/desk.js";
+import { parseTopic, FlipHeap, Desk, rowView, statesFromList } from "../../examples/dashboard/desk.js";
+import { ClockOffset } from "../../examples/dashboard/offset.js";
 import { valueAt, fmt } from "../../examples/dashboard/clock.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
@@ -24,8 +25,10 @@ test("topics under the root", () => {
   assert.deepEqual(parseTopic("chain/pacer/b1/info", "chain/pacer"), { node: "b1", kind: "info" });
 });
 
-test("clock offset: NTP-style, the smallest round trip wins", () => {
-  const s = new ClockSync();
+test("each room's clock offset is offset.js's, one by one: the smallest round trip wins", () => {
+  const d = new Desk("pacer");
+  const s = d.node("gym-a").sync;
+  assert.ok(s instanceof ClockOffset);
   assert.equal(s.offset, null);
   // node clock = local + 5000; a 40 ms round trip with 30/10 ms asymmetry: off by 10 ms
   s.add(1000, 1040, 1000 + 30 + 5000);
@@ -41,6 +44,8 @@ test("clock offset: NTP-style, the smallest round trip wins", () => {
   s.add(4000, 3999, 1);
   s.add(4000, 4001, "x");
   assert.equal(s.samples, 3);
+  // a live state is no clock for the front desk (it asks every node)
+  assert.equal(s.live(1e12, 0), false);
   s.reset();
   assert.equal(s.offset, null);
 });

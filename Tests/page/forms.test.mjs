@@ -7,7 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-// The very module the page imports (app.js), not a copy.
+// The very module the page imports, not a copy.
 import * as F from "../../examples/dashboard/forms.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));

@@ -7,7 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-// The very modules the page imports (app.js), not copies.
+// The very modules the page imports, not copies.
 import * as M from "../../examples/dashboard/media.js";
 import { commandFor, valueAt, fmt } from "../../examples/dashboard/clock.js";
 

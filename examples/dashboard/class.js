@@ -7,6 +7,7 @@ import * as PacerMQTT from "./mqtt.js";
 import { valueAt, fmt } from "./clock.js";
 import * as C from "./classview.js";
 import { legacyBroker } from "./legacy.js";
+import { ClockOffset } from "./offset.js"; // the node's clock offset, as the wall page measures it
 
 // An address that gives the broker as host/port (legacy.js) is read with broker=, and says so.
 const legacy = legacyBroker(location.search, location.href);
@@ -19,11 +20,12 @@ const PHASE_TEXT = { idle: "Ready", scheduled: "Starts in", prepare: "Get ready"
   cooldown: "Cool down", countdown: "Countdown", session: "Session", overtime: "Overtime", paused: "Paused", expired: "Time's up",
   finished: "Finished", cancelled: "Cancelled" };
 
-const app = { base: null, up: false, offset: null, timer: null, states: new Map(), list: null, summary: null, hidden: false,
+const clock = new ClockOffset({ fromStates: true });
+const app = { base: null, up: false, get offset() { return clock.offset; }, timer: null, states: new Map(), list: null, summary: null, hidden: false,
   pending: new Map(), seq: 0, tick: null };
 const clientId = "pacer-class-" + Math.random().toString(36).slice(2, 10);
 const client = new PacerMQTT.Client(brokerURL, { clientId, keepalive: 10, username: q.get("user") || undefined, password: q.get("pass") || undefined });
-const nodeNow = () => (app.offset == null ? null : localNow() + app.offset);
+const nodeNow = () => clock.nodeAt(localNow());
 window.pacerClass = app; // for the browser suite
 
 function setBase(base) {
@@ -39,7 +41,7 @@ client.on("connect", () => {
   if (cfg.base || cfg.node) setBase(cfg.base || "pacer/" + cfg.node); else client.subscribe("pacer/+/info", 1);
   render();
 });
-client.on("close", () => { app.up = false; app.offset = null; render(); });
+client.on("close", () => { app.up = false; clock.reset(); render(); });
 client.on("message", (msg) => {
   if (!app.base) {
     const m = /^(pacer\/[^/]+)\/info$/.exec(msg.topic);
@@ -55,7 +57,8 @@ client.on("message", (msg) => {
   if (a) { if (body) app.states.set(a[1], body); else app.states.delete(a[1]); render(); return; }
   if (rel.startsWith("reply/")) { const p = body && app.pending.get(body.id); if (p) { app.pending.delete(body.id); p(body, localNow()); } return; }
   if (cfg.timer && rel === "timers/" + cfg.timer + "/state") {
-    if (body && !msg.retain && body.as_of_ms != null && app.offset == null) app.offset = body.as_of_ms - localNow();
+    // A live state bounds the offset from below until a clock reply comes (offset.js).
+    if (body && !msg.retain && body.as_of_ms != null) clock.live(body.as_of_ms, localNow());
     const wasRunning = app.timer && app.timer.status === "running";
     app.timer = body;
     if (body && body.status === "running" && !wasRunning) app.hidden = false;
@@ -64,9 +67,9 @@ client.on("message", (msg) => {
   if (cfg.timer && rel === "timers/" + cfg.timer + "/class") { app.summary = body; app.hidden = false; render(); renderSummary(); }
 });
 
-/** The node's clock: a few requests on <base>/time, the shortest round trip wins. */
+/** The node's clock: a round of a few requests on <base>/time, the shortest round trip wins (offset.js). */
 async function resync() {
-  let best = null;
+  const round = clock.round();
   for (let i = 0; i < 4 && client.connected && app.base; i++) {
     const id = clientId + "-" + (++app.seq), sent = localNow();
     const reply = await new Promise((resolve) => {
@@ -75,10 +78,9 @@ async function resync() {
       client.publish(app.base + "/time", JSON.stringify({ id }), { qos: 1, properties: { responseTopic: app.base + "/reply/" + clientId, correlationData: id } });
     });
     if (!reply || typeof reply.r.now_ms !== "number") break;
-    const rtt = reply.at - sent;
-    if (!best || rtt < best.rtt) best = { rtt, offset: reply.r.now_ms - (sent + reply.at) / 2 };
+    round.add(sent, reply.at, reply.r.now_ms);
   }
-  if (best) { app.offset = best.offset; render(); }
+  if (round.end().best) render();
 }
 setInterval(() => { if (client.connected && app.base) resync(); }, 300000);
 

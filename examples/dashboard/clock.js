@@ -2,8 +2,8 @@
 // commands the page's buttons send. The one counting rule of every Pacer client (the node's
 // `remaining`, `pacer watch`: Sources/PacerProtocol/TimerState.swift), checked by
 // Tests/page/clock.test.mjs against the protocol's examples in Tests/Fixtures/protocol/.
-// An ES module with no build step: app.js imports it in the page, the tests import this very
-// file in Node.
+// An ES module with no build step: the page's views (views.js, single.js, grid.js, controls.js),
+// the front desk and the class view import it, the tests import this very file in Node.
 const isNum = (v) => typeof v === "number" && isFinite(v);
 
 /**

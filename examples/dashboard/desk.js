@@ -1,10 +1,11 @@
 // desk.js: the front desk's model, without the DOM: every node under the root topic (found
 // from `pacer/+/info` and `pacer/+/status`), each node's timers from their retained `state`,
-// each node's clock offset (NTP-style from `time` replies, the wall page's method), and the
+// each node's clock offset (offset.js, NTP-style from `time` replies, as the wall page), and the
 // schedule of the clocks' next flips, so the page touches only what changes. frontdesk.js
 // wires it to MQTT and the DOM; Tests/page/desk.test.mjs tests this very file in Node.
 // See docs/dashboard.md, "The front desk".
 import { valueAt, fmt } from "./clock.js";
+import { ClockOffset } from "./offset.js"; // each node's clock offset, the wall page's estimate
 
 /**
  * What a topic under `root` is to the front desk: `{node, kind, timer}` with kind `info`,
@@ -20,25 +21,6 @@ function parseTopic(topic, root) {
   if (parts.length === 3 && parts[1] === "reply") return { node, kind: "reply" };
   if (parts.length === 4 && parts[1] === "timers" && parts[3] === "state" && parts[2]) return { node, kind: "state", timer: parts[2] };
   return null;
-}
-
-/**
- * A node's clock offset, NTP-style: a `time` request sent at local `sent`, its reply (`now_ms`)
- * received at local `at`; offset = now_ms − (sent + at) / 2, and of all samples the one with
- * the smallest round trip wins. The node's clock is then local + offset.
- */
-class ClockSync {
-  constructor() { this.best = null; this.samples = 0; }
-  add(sent, at, nowMs) {
-    if (!(at >= sent) || typeof nowMs !== "number" || !isFinite(nowMs)) return this.best;
-    const rtt = at - sent, offset = nowMs - (sent + at) / 2;
-    this.samples++;
-    if (!this.best || rtt < this.best.rtt) this.best = { rtt, offset };
-    return this.best;
-  }
-  get offset() { return this.best ? this.best.offset : null; }
-  get rtt() { return this.best ? this.best.rtt : null; }
-  reset() { this.best = null; this.samples = 0; }
 }
 
 /**
@@ -150,7 +132,7 @@ class Desk {
   node(id) {
     let n = this.nodes.get(id);
     if (!n) {
-      n = { id, base: this.root + "/" + id, info: null, online: null, timers: new Map(), sync: new ClockSync(), seen: false };
+      n = { id, base: this.root + "/" + id, info: null, online: null, timers: new Map(), sync: new ClockOffset(), seen: false };
       this.nodes.set(id, n);
     }
     return n;
@@ -244,4 +226,4 @@ class Desk {
   }
 }
 
-export { parseTopic, ClockSync, FlipHeap, Desk, rowView, statesFromList, STATUS_TEXT };
+export { parseTopic, FlipHeap, Desk, rowView, statesFromList, STATUS_TEXT };

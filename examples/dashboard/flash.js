@@ -1,10 +1,10 @@
 // flash.js: a full-screen flash at each cue, so that a cue nobody hears (a loud room, a
 // screen with its sound off) is still seen. The same cues as sound.js, asked for with the
-// same keys and instants (app.js hands every cue to both), fired on the page's clock at the
+// same keys and instants (cues.js hands every cue to both), fired on the page's clock at the
 // cue's instant whether or not this screen plays sound. Never more than about three flashes
 // a second (cues of several timers at one instant make one flash), and under
 // `prefers-reduced-motion` a gentle change of colour instead of a strobe, at most one a
-// second. No DOM here: app.js gives `show(kind, look)` that animates the overlay; Node's
+// second. No DOM here: soundflash.js gives `show(kind, look)` that animates the overlay; Node's
 // tests (Tests/page/flash.test.mjs) drive this file with a fake clock.
 
 /** The shortest gap between two flashes: at most ~3 a second (~1 a second when reduced). */

@@ -1,8 +1,8 @@
 // Addresses that give the broker in parts, read as today's `broker=`: a kiosk started with
 // `index.html?node=gym&timer=main&host=192.168.1.10&port=9001` connects to
 // `ws://192.168.1.10:9001`, as if it had been given `broker=ws://192.168.1.10:9001`, and the
-// page says so in its footer with the address in the new form. No DOM here: app.js,
-// frontdesk.js and class.js call it on location.search, and Node's tests import it
+// page says so in its footer with the address in the new form. No DOM here: the wall page
+// (settings.js), frontdesk.js and class.js call it on location.search, and Node's tests import it
 // (Tests/page/legacy.test.mjs). docs/dashboard.md, "Addresses of other forms".
 //
 // The parts: `host` (a name, an IPv4 or IPv6 address, or `name:port`), `port`, `path`, and

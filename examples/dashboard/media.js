@@ -1,11 +1,11 @@
 // media.js: what the phone's lock screen and pocket get from a timer, with no browser API:
 // the Media Session's metadata ("WORK 0:42 — Tabata · round 3/8") and position, which
 // command each media key sends, what each cue does (its sound and its vibration), and the
-// notification an expiry or a rest's end raises ("Rest over — next: Rows"). app.js hands
+// notification an expiry or a rest's end raises ("Rest over — next: Rows"). phone.js hands
 // these to navigator.mediaSession, navigator.vibrate and the service worker's
 // showNotification; Tests/page/media.test.mjs checks them in Node.
-// An ES module with no build step: app.js imports it in the page, the tests import this very
-// file in Node.
+// An ES module with no build step: phone.js and soundflash.js import it in the page, the tests
+// import this very file in Node.
 /** The phase in capitals, as the lock screen's title starts. */
 const WORD = {
   idle: "READY", scheduled: "STARTS IN", prepare: "GET READY", work: "WORK", rest: "REST",

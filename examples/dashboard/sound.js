@@ -7,7 +7,7 @@
 // several speakers in a room beep together. A cue more than `lagMs` in the past is
 // skipped (never played late); one a little in the past plays at once.
 //
-// An ES module with no build step (app.js imports it).
+// An ES module with no build step (soundflash.js imports it; cues.js says what to play when).
 // kind -> list of [offset s, frequency Hz, duration s, wave]
 const CUES = {
   count:   [[0, 880, 0.16, "square"]],
@@ -28,7 +28,7 @@ class Sound {
     this.volume = 0.6;
     this.entries = new Map(); // key -> {timer, kind, dueLocal, whenAudio, nodes, predicted}
     this.log = [];            // last decisions, for the status line and tests
-    this.onCue = null;        // (kind, timer) at each cue's instant: app.js vibrates the phone
+    this.onCue = null;        // (kind, timer) at each cue's instant: the page vibrates the phone (phone.js)
   }
 
   /** Must run from a click (browsers start audio only after a gesture). */

@@ -3,7 +3,7 @@
 // Node speaker control shows for it, and the `sound` commands it sends on `<base>/cmd`
 // (docs/API.md). The node's speaker is the Pi's loudspeaker, heard by the whole room; the
 // page's own Sound button is this screen's WebAudio, and the two never touch each other.
-// app.js draws the control; Tests/page/speaker.test.mjs checks this file in Node against the
+// footer.js draws the control; Tests/page/speaker.test.mjs checks this file in Node against the
 // protocol's examples (Tests/Fixtures/protocol/commands.json).
 
 /** The speaker a `<base>/sound` payload describes, or null (empty, not JSON, not an object). */

@@ -10,14 +10,17 @@
 //
 // A browser runs a service worker only when it comes with a JavaScript Content-Type over
 // HTTPS (or http://localhost): lighttpd serves it so (deploy/lighttpd/, docs/dashboard.md).
-// FILES is everything index.html and class.html (the class view) load, boot.js and the modules
-// app.js and class.js import included (a module missing from the cache would stop an offline start);
-// Tests/extra/browser checks both pages.
+// FILES is everything index.html and class.html (the class view) load, boot.js and every module
+// app.js and class.js import, directly or through another, included (a module missing from the
+// cache would stop an offline start); Tests/extra/browser checks both pages.
 "use strict";
 
 const CACHE = "pacer-dashboard";
 const FILES = [
-  "./", "index.html", "style.css", "boot.js", "legacy.js", "mqtt.js", "sound.js", "clock.js", "forms.js", "media.js", "flash.js", "speaker.js", "desk.js", "app.js",
+  "./", "index.html", "style.css", "boot.js", "legacy.js", "mqtt.js", "mqttcodec.js", "sound.js", "clock.js",
+  "durations.js", "fields.js", "forms.js", "media.js", "flash.js", "speaker.js", "desk.js", "offset.js",
+  "settings.js", "nodestate.js", "connection.js", "views.js", "cues.js", "ui.js", "single.js", "grid.js", "controls.js",
+  "setup.js", "setupfields.js", "setupchoices.js", "signin.js", "footer.js", "soundflash.js", "phone.js", "app.js",
   "class.html", "class.css", "classview.js", "class.js",
   "manifest.webmanifest", "icon-192.png", "icon-512.png", "icon-maskable-512.png",
 ];
