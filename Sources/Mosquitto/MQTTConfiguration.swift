@@ -157,8 +157,8 @@ public struct MQTTConfiguration: Sendable {
     /// order, right after the next CONNACK; beyond the limit ``MQTTClient/publish(to:payload:qos:retain:properties:)``
     /// throws `.notConnected`. They are lost if the process ends or ``MQTTClient/disconnect()`` runs.
     public var offlineQueueLimit: Int
-    /// Which threads do the socket I/O: `library` (libmosquitto's own loop on the client's
-    /// network thread, the default) or `engine` (opt-in; plain TCP only). See ``MQTTIOProfile``.
+    /// Which threads do the socket I/O: `library` (our poll loop on the client's network thread,
+    /// the default) or `engine` (opt-in; plain TCP only). See ``MQTTIOProfile``.
     public var ioProfile: MQTTIOProfile = .library
 
     /// Creates a configuration; see the properties for the meaning of each argument.

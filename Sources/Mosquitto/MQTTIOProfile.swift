@@ -9,8 +9,9 @@ import Synchronization
 /// `mosquitto_loop_write` and `mosquitto_loop_misc`. Not `mosquitto_loop`: its select() refuses
 /// a socket numbered 1024 (FD_SETSIZE) or more.
 public enum MQTTIOProfile: String, Sendable, Equatable, CaseIterable {
-    /// The loop on the client's network thread, as STYLE.md's canonical sequence: every queued
-    /// packet wakes that thread, and it writes. The default, and the only profile over TLS.
+    /// Our poll loop on the client's network thread (libmosquitto's canonical sequence, with
+    /// `mosquitto_loop_read`/`_write`/`_misc` in place of `mosquitto_loop`): every queued packet
+    /// wakes that thread, and it writes. The client's default, and the only profile over TLS.
     case library
     /// For a program whose own thread publishes in batches and can serve the connection (the node's
     /// engine thread). Plain TCP only (over TLS the client uses `library`). Four parts, each

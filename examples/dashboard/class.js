@@ -1,4 +1,4 @@
-// The class view (class.html, issue 30): one timer's clock and a tile per athlete, from the
+// The class view (class.html): one timer's clock and a tile per athlete, from the
 // node's retained topics (`<base>/athletes`, `<base>/athletes/<id>/state`); after a run, the
 // class summary (`<base>/timers/<id>/class`) as a chart and a table. Read-only: it sends only
 // clock requests on `<base>/time`. The logic lives in classview.js and clock.js.

@@ -1,4 +1,4 @@
-// classview.js: the class view's logic without the DOM (issue 30): an athlete's tile (name,
+// classview.js: the class view's logic without the DOM: an athlete's tile (name,
 // bpm, % of max, zone colour and zone text, blank when stale), the tiles' grid, and a class
 // summary's table and chart geometry (SVG drawn by class.js). Node's tests import this very
 // file (Tests/page/classview.test.mjs). The node's rules are in docs/API.md ("Athletes",

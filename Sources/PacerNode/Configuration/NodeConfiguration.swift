@@ -21,8 +21,8 @@ public enum MQTTIOThread: String, Sendable, Equatable, CaseIterable {
     /// it publishes (docs/architecture.md, Threads). The default: it earned its place in
     /// `scripts/bench` (docs/benchmarks/history.md, "one canonical MQTT path").
     case engine
-    /// `MQTTIOProfile.library`: libmosquitto's own loop on each client's network thread, the
-    /// canonical sequence.
+    /// `MQTTIOProfile.library`: our poll loop on each client's network thread (the canonical
+    /// sequence, `mosquitto_loop_read`/`_write`/`_misc` rather than `mosquitto_loop`).
     case library
 }
 

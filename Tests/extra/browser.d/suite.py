@@ -862,7 +862,7 @@ def test_offline(env, pages, handle):
     check(True, "reconnected and live again %.1f s after the restart" % (time.time() - t0))
 
 
-# ---- the coach's phone (issue 27) ------------------------------------------------------
+# ---- the coach's phone -------------------------------------------------------------
 
 PHONE = (390, 844)
 WALL = (1920, 1080)
@@ -1250,7 +1250,7 @@ CLASS = [("ana", "Ana", "#e4572e", 180), ("ben", "Ben", "#17bebb", 195), ("cleo"
 
 
 def test_class_view(env, pages):
-    """The class view (class.html, issue 30): a tile per athlete beside the clock, zones by colour
+    """The class view (class.html): a tile per athlete beside the clock, zones by colour
     and text, a quiet strap's tile blank after stale_after, and after the run the summary: a
     line per athlete over the phases' bands and the per-segment table."""
     for athlete, name, colour, max_hr in CLASS:
@@ -1573,7 +1573,7 @@ def test_installable(env, pages):
 
 def test_speaker_flash_and_rest(env, pages):
     """The footer's Node speaker follows the retained <base>/sound and sends the `sound`
-    command; a rest set up with "Back to ready after Acknowledge" (issue 27) flashes the screen
+    command; a rest set up with "Back to ready after Acknowledge" flashes the screen
     at its cues while Flash is on, not once it is switched off, and is idle at its full time
     once acknowledged from the page."""
     h = pages.open("?node=%s" % NODE, size=WALL)
