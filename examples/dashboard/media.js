@@ -6,13 +6,9 @@
 // showNotification; Tests/page/media.test.mjs checks them in Node.
 // An ES module with no build step: phone.js and soundflash.js import it in the page, the tests
 // import this very file in Node.
-/** The phase in capitals, as the lock screen's title starts. */
-const WORD = {
-  idle: "READY", scheduled: "STARTS IN", prepare: "GET READY", work: "WORK", rest: "REST",
-  set_rest: "SET REST", cooldown: "COOL DOWN", countdown: "COUNTDOWN", session: "SESSION",
-  overtime: "OVERTIME", paused: "PAUSED", expired: "TIME'S UP", finished: "FINISHED",
-  cancelled: "CANCELLED", offline: "OFFLINE", syncing: "SYNCING",
-};
+import { PHASE_TEXT } from "./views.js";
+/** The phase in capitals, as the lock screen's title starts: the page's own words (views.js). */
+const WORD = Object.fromEntries(Object.entries(PHASE_TEXT).map(([phase, text]) => [phase, text.toUpperCase()]));
 
 /**
  * The Media Session metadata of a timer: `st` its state, `view` what the page shows
