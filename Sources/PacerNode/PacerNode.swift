@@ -185,8 +185,8 @@ struct MQTTConnectionService: Service {
             // The client's streams go straight into the engine's one input queue, which keeps
             // their order and handles one input at a time.
             // Messages and deliveries are read on the engine's thread (`NodeEngine.forward`).
-            group.addTask { await engine.forward(client.messages, as: EngineInput.message) }
-            group.addTask { await engine.forward(client.deliveries, as: EngineInput.delivered) }
+            group.addTask { await engine.forward(client.messages, as: NodeInput.message) }
+            group.addTask { await engine.forward(client.deliveries, as: NodeInput.delivered) }
             group.addTask {
                 for await event in client.connectionEvents {
                     engine.submit(.connection(event))

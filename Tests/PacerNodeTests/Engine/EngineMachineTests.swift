@@ -27,21 +27,38 @@ struct EngineMachineTests {
                              startedAtMs: 1_000_000, hasStore: hasStore, hasSound: hasSound)
     }
 
-    /// One input through the three steps, the write given as `result` (nil: no store).
-    /// Returns the batch and the effects.
+    /// One input through the machine's step; a write it asks for is given `result` (nil: no
+    /// store) and handed back as `.written`. Returns the batch (empty: no write) and the effects.
     @discardableResult
     static func step(_ m: inout EngineMachine, _ input: EngineInput, at now: Millis,
-                     result: (StoreBatch) -> EngineMachine.WriteResult = { _ in nil }) -> (StoreBatch, [EngineEffect]) {
-        var output = EngineOutput()
-        m.decide(input, now: now, into: &output)
-        let batch = m.batch(for: output, now: now)
-        m.afterWrite(output, batch: batch, result: batch.isEmpty ? nil : result(batch), now: now)
-        return (batch, m.takeEffects())
+                     result: (StoreBatch) -> WriteResult = { _ in nil }) -> (StoreBatch, [EngineEffect]) {
+        drive(&m, m.step(input, at: Moment(now: now)), at: now, result: result)
+    }
+
+    /// Carries `effects` on through their writes, as the shell does.
+    static func drive(_ m: inout EngineMachine, _ effects: [EngineEffect], at now: Millis,
+                      result: (StoreBatch) -> WriteResult = { _ in nil }) -> (StoreBatch, [EngineEffect]) {
+        var effects = effects
+        var done: [EngineEffect] = []
+        var written = StoreBatch()
+        while case .write(let batch, _)? = effects.last {
+            effects.removeLast()
+            done += effects
+            written = batch
+            effects = m.step(.written(batch.isEmpty ? nil : result(batch), unpublished: []), at: Moment(now: now))
+        }
+        return (written, done + effects)
+    }
+
+    /// A start-up with `saved`; returns the restore's batch.
+    @discardableResult
+    static func restore(_ m: inout EngineMachine, _ saved: RestoredState = RestoredState(), at now: Millis) -> StoreBatch {
+        drive(&m, m.restore(saved, clockSynchronized: true, at: now), at: now, result: { _ in .success(StoreCommit()) }).0
     }
 
     static func command(_ json: JSONValue, timer: String? = nil) -> EngineInput {
         let topic = timer.map { "\(base)/timers/\($0)/cmd" } ?? "\(base)/cmd"
-        return .message(MQTTMessage(topic: topic, payload: Array(json.description.utf8), qos: .atLeastOnce, retain: false))
+        return .message(InboundMessage(topic: topic, payload: Array(json.description.utf8)))
     }
 
     /// The QoS 1 and tracked publishes among `effects`, as (topic, JSON payload).
@@ -67,8 +84,8 @@ struct EngineMachineTests {
     @Test("a connect publishes status, info and every declared timer's state; nothing is written")
     func connectRepublishes() throws {
         var m = try Self.machine("timers:\n  - {id: egg, name: Egg, spec: {kind: countdown, duration: 5s}}\n")
-        let restoreOutput = m.restore(RestoredState(), clockSynchronized: true, now: 1_000_000)
-        #expect(restoreOutput.changedTimers == ["egg"])
+        Self.restore(&m, at: 1_000_000)
+        #expect(m.timers.ids == ["egg"])
         let (batch, effects) = Self.step(&m, .connection(.connected(sessionPresent: false)), at: 1_000_000)
         #expect(batch.isEmpty)
         let topics = Self.published(effects).map(\.topic)
@@ -161,11 +178,11 @@ struct EngineMachineTests {
         let (_, effects) = Self.step(&m, Self.command(["action": "start", "spec": ["kind": "countdown", "duration": "1s"]], timer: "tea"), at: 0,
                                      result: { batch in .success(StoreCommit(appended: batch.appendEvents.enumerated().map { i, e in
                                          var e = e; e.seq = Int64(i + 1); return e }, duplicates: [])) })
-        let tokens = effects.compactMap { effect -> MQTTDeliveryToken? in
+        let tokens = effects.compactMap { effect -> PublishToken? in
             if case .publishTracked(_, _, _, let token) = effect { token } else { nil }
         }
         #expect(tokens.count == 1, "the started event, tracked")
-        Self.step(&m, .delivered(MQTTDeliveryReport(token: tokens[0], reasonCode: 0)), at: 100)
+        Self.step(&m, .delivered(PublishAck(token: tokens[0], reasonCode: 0)), at: 100)
         let (next, _) = Self.step(&m, Self.command(["action": "pause"], timer: "tea"), at: 200, result: { _ in .success(StoreCommit()) })
         #expect(next.markPublished == [1])
     }
@@ -188,7 +205,7 @@ struct EngineMachineTests {
     @Test("saving a workout republishes every timer's Home Assistant config with it among the Workout select's options")
     func savedWorkoutReachesHomeAssistant() throws {
         var m = try Self.machine("timers:\n  - {id: tea, name: Tea, spec: {kind: countdown, duration: 3m}}\n", hasStore: true)
-        _ = m.restore(RestoredState(), clockSynchronized: true, now: 0)
+        Self.restore(&m, at: 0)
         Self.step(&m, .connection(.connected(sessionPresent: false)), at: 0)
         let configTopic = "homeassistant/device/m_tea/config"
         func options(_ effects: [EngineEffect]) -> [String]? {
@@ -225,7 +242,7 @@ struct EngineMachineTests {
         #expect(!failed.contains { if case .speaker = $0 { true } else { false } })
         // A restart reads it back.
         var restarted = try Self.machine(hasStore: true, hasSound: true)
-        _ = restarted.restore(RestoredState(speakerDocument: batch.meta[Speaker.metaKey]), clockSynchronized: true, now: 3_000)
+        Self.restore(&restarted, RestoredState(speakerDocument: batch.meta[Speaker.metaKey]), at: 3_000)
         #expect(restarted.speaker == m.speaker)
         // Without a speaker: refused, naming what to configure.
         var silent = try Self.machine()

@@ -1,5 +1,4 @@
 import Logging
-import Mosquitto
 import PacerCore
 import PacerProtocol
 import PacerStore
@@ -10,7 +9,7 @@ extension EngineMachine {
     // MARK: - Readings
 
     /// A message on an athlete's topic (`heart_rate.athletes.topic`); false when it is not one.
-    mutating func athleteMessage(_ message: MQTTMessage, now: Millis) -> Bool {
+    mutating func athleteMessage(_ message: InboundMessage, now: Millis) -> Bool {
         guard athletes != nil else { return false }
         switch athletes!.receive(topic: message.topic, payload: message.payload, now: now) {
         case .notAnAthlete:

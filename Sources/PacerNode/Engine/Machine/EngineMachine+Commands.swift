@@ -1,18 +1,17 @@
 import Foundation
 import Logging
-import Mosquitto
 import PacerCore
 import PacerStore
 import PacerProtocol
 
 extension EngineMachine {
     /// Handles one message from a `cmd` topic: parse, dedup, apply, reply (exactly one reply).
-    mutating func command(_ message: MQTTMessage, now: Millis, into output: inout EngineOutput) {
+    mutating func command(_ message: InboundMessage, now: Millis, into output: inout EngineOutput) {
         let topicTimer = topics.timerID(ofCommandTopic: message.topic)
         // MQTT 5 request/response: reply on the request's response topic with its correlation data.
-        let replyTopic = message.properties.responseTopic.flatMap { Self.isValidPublishTopic($0) ? $0 : nil } ?? topics.reply
+        let replyTopic = message.responseTopic.flatMap { Self.isValidPublishTopic($0) ? $0 : nil } ?? topics.reply
         func reply(_ body: JSONValue) {
-            output.replies.append(.init(topic: replyTopic, body: body, correlationData: message.properties.correlationData))
+            output.replies.append(.init(topic: replyTopic, body: body, correlationData: message.correlationData))
         }
 
         let parsed: NodeCommand
@@ -29,7 +28,7 @@ extension EngineMachine {
 
         // The optional rate limit: refused before anything else, nothing written or recorded
         // (a retry with the same id is a new command).
-        if rateLimiter != nil, let wait = rateLimiter?.take(key: message.properties.responseTopic ?? message.topic, now: now) {
+        if rateLimiter != nil, let wait = rateLimiter?.take(key: message.responseTopic ?? message.topic, now: now) {
             logger.debug("command rate limited", metadata: ["topic": "\(printable(message.topic, limit: 200))", "retry_in_ms": "\(wait)"])
             reply(rateLimitError(retryInMs: wait).reply(id: requestID))
             return
@@ -45,7 +44,7 @@ extension EngineMachine {
         // A history read is the shell's (the machine does no I/O): the reply is made from what
         // it reads (`historyReply`). Not recorded: answering it again is harmless and current.
         if hasStore, case .history(let timer, let since, let limit) = parsed.request {
-            output.replies.append(.init(topic: replyTopic, id: requestID, payload: [], correlationData: message.properties.correlationData,
+            output.replies.append(.init(topic: replyTopic, id: requestID, payload: [], correlationData: message.correlationData,
                                         history: HistoryQuery(timer: timer, sinceMs: since, limit: limit)))
             return
         }
@@ -66,14 +65,14 @@ extension EngineMachine {
             output.rollback?.requestID = id
             output.requests.append(RequestRecord(id: id, reply: bytes, atMs: now))
         }
-        output.replies.append(.init(topic: replyTopic, id: requestID, payload: bytes, correlationData: message.properties.correlationData))
+        output.replies.append(.init(topic: replyTopic, id: requestID, payload: bytes, correlationData: message.correlationData))
     }
 
     /// Answers a clock request from the `time` topic (read-only displays may publish there):
     /// the `time` command's reply, nothing changed, nothing written, no dedup. The reply goes
     /// to the MQTT 5 response topic only when it lies under `<base>/reply`, so a client that
     /// may only read cannot make the node publish anywhere else.
-    mutating func timeRequest(_ message: MQTTMessage, now: Millis, into output: inout EngineOutput) {
+    mutating func timeRequest(_ message: InboundMessage, now: Millis, into output: inout EngineOutput) {
         var replyTopic = topics.reply
         var body: JSONValue
         switch parser.parseTimeRequest(message.payload, topic: topics.time) {
@@ -82,7 +81,7 @@ extension EngineMachine {
         case .failure(let error):
             body = error.reply(id: parser.requestID(in: message.payload).map(JSONValue.string) ?? .null)
         }
-        if let asked = message.properties.responseTopic {
+        if let asked = message.responseTopic {
             if topics.isReplyTopic(asked) && Self.isValidPublishTopic(asked) {
                 replyTopic = asked
             } else {
@@ -94,7 +93,7 @@ extension EngineMachine {
         if case .object(let o) = body, o["ok"] == .bool(false) {
             logger.notice("rejected a clock request", metadata: ["reason": "\(body)"])
         }
-        output.replies.append(.init(topic: replyTopic, body: body, correlationData: message.properties.correlationData))
+        output.replies.append(.init(topic: replyTopic, body: body, correlationData: message.correlationData))
     }
 
 

@@ -1,10 +1,9 @@
 import Logging
-import Mosquitto
 import PacerCore
 
 extension EngineMachine {
     /// A message on a heart-rate source topic.
-    mutating func heartRateMessage(_ message: MQTTMessage, now: Millis, into output: inout EngineOutput) {
+    mutating func heartRateMessage(_ message: InboundMessage, now: Millis, into output: inout EngineOutput) {
         switch heartRate.receive(topic: message.topic, payload: message.payload, now: now) {
         case .notASource:
             if athleteMessage(message, now: now) { return }  // a class's athlete (EngineMachine+Athletes.swift)

@@ -1,5 +1,4 @@
 import Logging
-import Mosquitto
 import PacerCore
 
 /// The engine's two hooks for Home Assistant discovery (the payloads are built in
@@ -9,7 +8,7 @@ extension EngineMachine {
     /// `<prefix>/status`: `online` (Home Assistant started, or its MQTT integration reloaded)
     /// asks for every config again. A retained `online` arrives on our own connect, when every
     /// config is published anyway.
-    func homeAssistantStatus(_ message: MQTTMessage, into output: inout EngineOutput) {
+    func homeAssistantStatus(_ message: InboundMessage, into output: inout EngineOutput) {
         guard String(decoding: message.payload, as: UTF8.self) == "online", !message.retain else { return }
         logger.info("Home Assistant is online; publishing the discovery configs again")
         output.republishDiscovery = true

@@ -1,5 +1,4 @@
 import Logging
-import Mosquitto
 import PacerCore
 import PacerStore
 
@@ -21,9 +20,8 @@ extension EngineMachine {
     /// Brings back every saved timer and creates the declared ones, before anything is published
     /// (docs/architecture.md, "Durability and restore"). Events that fell due while the node was
     /// down are published once (the terminal one with `late_ms`); cues are not replayed. Returns
-    /// what to write (`batch(for:)`, then `restoreWritten`).
-    mutating func restore(_ saved: RestoredState, clockSynchronized: Bool?, now: Millis) -> EngineOutput {
-        var output = EngineOutput()
+    /// what to write (`.write`, then `restoreWritten`).
+    mutating func restoreState(_ saved: RestoredState, clockSynchronized: Bool?, now: Millis, into output: inout EngineOutput) {
         info.clockSynchronized = clockSynchronized
         if clockSynchronized == false {
             logger.warning("the system clock is not synchronised yet; restored timers are evaluated against it as it is (see docs/deployment.md for ordering after time-sync.target)")
@@ -57,16 +55,18 @@ extension EngineMachine {
         rescheduleAll(now: now)
         restoreAthletes(saved.athletesDocument)  // EngineMachine+Athletes.swift
         resumeClassRuns(now: now)
-        return output
+        // The speaker as it was left (muted for the night stays muted after a power cut).
+        emit(.speaker(muted: speaker.muted, volume: speaker.volume))
     }
 
     /// The restore's write is done (`failed`: it could not be made). Its events wait for the
     /// first connect: derived ones (the phase a timer reached while the node was down) and,
     /// after a failed write, the written ones too are published from memory, before the
     /// states; written ones go out through the outbox check.
-    mutating func restoreWritten(_ output: EngineOutput, batch: StoreBatch, failed: Bool) {
+    mutating func restoreWritten(_ output: EngineOutput, batch: StoreBatch, result: WriteResult) {
         outbox.keepUnwritten(output.events.filter { !$0.isCue && !output.writes($0) })
-        if failed {
+        if case .failure(let error) = result {
+            logger.error("could not write the restored state; its events go out at the first connect", metadata: ["error": "\(error)"])
             // Written again with the next write.
             timers.writeFailed(batch.upsertTimers.map(\.id))
             outbox.keepUnwritten(output.events.filter(output.writes))
@@ -123,9 +123,10 @@ extension EngineMachine {
         }
     }
 
-    mutating func connectionChanged(_ event: MQTTConnectionEvent, now: Millis, into output: inout EngineOutput) {
+    mutating func connectionChanged(_ event: LinkEvent, now: Millis, into output: inout EngineOutput) {
         switch event {
-        case .connected(let sessionPresent):
+        case .connected(let sessionPresent, let mqtt5):
+            info.speaksMQTT5 = mqtt5  // the version is settled by the time a connection is accepted
             logger.info("connected to the broker", metadata: ["broker": "\(configuration.broker.url)", "session_present": "\(sessionPresent)"])
             loggedRefusal = nil
             // A new connection whose predecessor's end went unseen is handled by the outbox too.
@@ -136,8 +137,8 @@ extension EngineMachine {
             output.linkActions += outbox.linkDown()
         case .refused(let error):
             // Once per refusal, not per retry: the client retries every 0.75 s at most.
-            if loggedRefusal != error.description {
-                loggedRefusal = error.description
+            if loggedRefusal != error {
+                loggedRefusal = error
                 logger.error("the broker refused the connection; retrying quietly until it accepts", metadata: ["error": "\(error)"])
             } else {
                 logger.debug("the broker refused the connection again", metadata: ["error": "\(error)"])

@@ -1,5 +1,4 @@
 import Logging
-import Mosquitto
 import PacerCore
 import PacerStore
 
@@ -26,7 +25,7 @@ extension EngineMachine {
     var linkUp: Bool { outbox.isLinkUp }
 
     /// A new connection: starts the check with the store's unpublished events (`pending`,
-    /// read after `marksBeforeOutboxCheck` were written), subscribing before anything is
+    /// read after the write that marked the acknowledged ones), subscribing before anything is
     /// republished, so the broker sends the retained states of the previous run before our
     /// new ones replace them.
     mutating func beginOutboxCheck(pending: [EventRecord], now: Millis) {
@@ -36,11 +35,6 @@ extension EngineMachine {
         emit(.trimHeap)
     }
 
-    /// On a (re)connect, before the store's outbox is read: the events the broker already
-    /// acknowledged, which the shell marks published first, so the check never publishes
-    /// them again.
-    mutating func marksBeforeOutboxCheck() -> [Int64] { takeMarks() }
-
     /// The acknowledged events to mark published in the write about to be made; clears the
     /// `.marks` deadline.
     mutating func takeMarks() -> [Int64] {
@@ -49,7 +43,7 @@ extension EngineMachine {
     }
 
     /// A message on one of our own `state` topics: during the outbox check, a retained state.
-    mutating func retainedState(_ message: MQTTMessage, timer id: String, now: Millis, into output: inout EngineOutput) {
+    mutating func retainedState(_ message: InboundMessage, timer id: String, now: Millis, into output: inout EngineOutput) {
         // Only a held timer's state settles anything: the others are not decoded.
         guard message.retain, outbox.isHolding(id) else { return }
         // `.int` is nil for a number that is not a whole Int (a retained `1e19` trapped here).
@@ -61,7 +55,7 @@ extension EngineMachine {
     /// last state ends the plain topics' hold (EngineMachine+PlainLink.swift). An event reached
     /// the broker, so it is marked published in the next write (or at the `.marks` deadline).
     /// Unmarked until then, a restart settles it by the outbox check, which is right either way.
-    mutating func delivered(_ report: MQTTDeliveryReport, now: Millis) {
+    mutating func delivered(_ report: PublishAck, now: Millis) {
         if plainHoldDelivered(report.token, now: now) { return }
         switch outbox.delivered(token: report.token, accepted: report.isAccepted, now: now) {
         case .unknown:

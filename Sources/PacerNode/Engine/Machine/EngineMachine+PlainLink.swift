@@ -1,5 +1,4 @@
 import Logging
-import Mosquitto
 import PacerCore
 
 extension EngineMachine {
@@ -13,7 +12,7 @@ extension EngineMachine {
 
     /// The broker acknowledged the connect's last state: the plain topics' republish, if one
     /// waited, goes out now. False for any other token.
-    mutating func plainHoldDelivered(_ token: MQTTDeliveryToken, now: Millis) -> Bool {
+    mutating func plainHoldDelivered(_ token: PublishToken, now: Millis) -> Bool {
         guard plainHold.isHeld(by: token) else { return false }
         deadlines.set(.plainHold, at: nil)
         if plainHold.release() { republishPlainTopics(now: now) }
@@ -27,7 +26,7 @@ extension EngineMachine {
     /// Whether the plain topics can go out now, over the connection they use.
     var plainLinkUp: Bool { usesPlainLane ? plainLink.isUp : linkUp }
 
-    mutating func plainLinkChanged(_ event: MQTTConnectionEvent, now: Millis, into output: inout EngineOutput) {
+    mutating func plainLinkChanged(_ event: LinkEvent, now: Millis, into output: inout EngineOutput) {
         performPlainLink(plainLink.event(event), into: &output)
         if plainLink.isUp {
             deadlines.set(.plainFallback, at: nil)
@@ -81,7 +80,7 @@ extension EngineMachine {
         publish(to: t.classSummary, [], retain: true)  // a class summary (EngineMachine+Athletes.swift), if any
         for topic in t.plain {
             if usesPlainLane {
-                emit(.publishPlain(topic: topic, payload: [], qos: .atLeastOnce))
+                emit(.publishPlain(topic: topic, payload: [], confirmed: true))
             } else {
                 publish(to: topic, [], retain: true)
             }

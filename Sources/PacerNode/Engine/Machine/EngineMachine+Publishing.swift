@@ -1,20 +1,16 @@
 import Logging
-import Mosquitto
 import PacerCore
 import PacerStore
 import PacerProtocol
 
 extension EngineMachine {
-    /// What the store's write of an output gave (nil: nothing was written, or no store).
-    typealias WriteResult = Result<StoreCommit, StoreError>?
-
     /// Step 3: what one input may publish once its write is done (store first: nothing is
     /// published or acknowledged before it is durable), or the rollback of a failed write.
-    /// Appends the effects in order; the shell takes them (`takeEffects`).
+    /// Appends the effects in order (`step` returns them).
     /// - Parameters:
     ///   - now: the instant the input was handled at; snapshots are taken at it.
     ///   - outboxPending: on a (re)connect (`output.republishAll`), the store's unpublished
-    ///     events, read after `marksBeforeOutboxCheck` were written.
+    ///     events, read after this write, which marked the acknowledged ones.
     mutating func afterWrite(_ output: EngineOutput, batch: StoreBatch, result: WriteResult, outboxPending: [EventRecord] = [], now: Millis) {
         var output = output
         /// Events the store already held (a replay): never published a second time.
@@ -96,9 +92,7 @@ extension EngineMachine {
                 emit(.history(query, reply: reply))
                 continue
             }
-            var properties = MQTTProperties.none
-            if let correlation = reply.correlationData { properties.correlationData = correlation }
-            emit(.publish(topic: reply.topic, payload: reply.payload, retain: false, properties: properties))
+            emit(.publish(topic: reply.topic, payload: reply.payload, retain: false, correlation: reply.correlationData))
         }
         publishClassSummaries()  // EngineMachine+Athletes.swift
         if output.settleOutbox { settleOutbox(now: now) }
@@ -132,7 +126,9 @@ extension EngineMachine {
         }
         batch.shiftRequestsMs = upkeep.requestShiftMs
         batch.requests = output.requests
-        if !batch.isEmpty || output.flushMarks { batch.markPublished = takeMarks() }
+        // A connect's outbox check reads the store after this write: what the broker acknowledged is
+        // marked in it first, so the check never publishes it again.
+        if !batch.isEmpty || output.flushMarks || output.republishAll { batch.markPublished = takeMarks() }
         return batch
     }
 
@@ -260,7 +256,7 @@ extension EngineMachine {
         guard plainLinkUp, timers.plainNeedsPublish(id, leaf, value: value, force: force) else { return }
         let topic = t.plain(leaf)
         if lane {
-            emit(.publishPlain(topic: topic, payload: Array(value.utf8), qos: .atMostOnce))
+            emit(.publishPlain(topic: topic, payload: Array(value.utf8), confirmed: false))
         } else if superseding {
             emit(.publishSuperseding(topic: topic, payload: Array(value.utf8)))
         } else {
@@ -326,7 +322,7 @@ extension EngineMachine {
     /// One QoS 1 publish on the main connection. A failure is logged by the shell, never fatal
     /// (the client keeps QoS 1 publishes made while disconnected, and everything retained is
     /// republished on reconnect).
-    mutating func publish(to topic: String, _ payload: [UInt8], retain: Bool, properties: MQTTProperties = .none) {
-        emit(.publish(topic: topic, payload: payload, retain: retain, properties: properties))
+    mutating func publish(to topic: String, _ payload: [UInt8], retain: Bool) {
+        emit(.publish(topic: topic, payload: payload, retain: retain))
     }
 }

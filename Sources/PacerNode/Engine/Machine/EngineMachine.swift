@@ -1,20 +1,7 @@
 import Logging
-import Mosquitto
 import PacerCore
 import PacerProtocol
 import PacerStore
-
-/// What the engine handles, one at a time, in arrival order.
-enum EngineInput: Sendable {
-    case message(MQTTMessage)
-    case connection(MQTTConnectionEvent)
-    /// The plain topics' own connection (`publish.plain_connection: separate`) changed.
-    case plainLink(MQTTConnectionEvent)
-    /// The deadline alarm fired.
-    case deadline
-    /// The broker acknowledged a tracked publish (an event from the outbox).
-    case delivered(MQTTDeliveryReport)
-}
 
 /// The node's decisions, as one value (docs/architecture.md, "The engine"): every timer, the
 /// outbox, the plain link, the deadlines, the request ledger, heart rate, `info`, the saved
@@ -22,12 +9,11 @@ enum EngineInput: Sendable {
 /// input with the instant it happened at, and answers with what to write (a `StoreBatch`) and what
 /// to publish (`EngineEffect`s). `NodeEngine` (Shell/) is the thin shell that performs them.
 ///
-/// One input goes through three steps, each a call:
-/// 1. `decide(_:now:)` (or `route` for each command of a group): the timers change and an
-///    `EngineOutput` records what they decided;
-/// 2. `batch(for:now:)`: the store writes of that output; the shell writes them;
-/// 3. `afterWrite(_:batch:result:context:)`: what the write allows (or the rollback of a
-///    failed one), as effects in order: publishes, marks, sound, prune.
+/// One input is one call: `step(_:at:)` returns the effects to carry out, in order. When the
+/// input changed something the store keeps, the last effect is `.write(batch)`: the shell
+/// writes it and hands the result back as the input `.written`, whose step returns what the
+/// write allows (publishes, marks, sound) or undoes a failed one. Nothing is published or
+/// acknowledged before it is durable.
 /// The in-process tests drive it with no store and no transport (EngineMachineTests).
 struct EngineMachine {
     let configuration: NodeConfiguration
@@ -79,8 +65,12 @@ struct EngineMachine {
     var homeAssistant: HomeAssistantPublisher?
     /// The optional command rate limit (`limits.command_rate`; nil: off). CommandRateLimiter.swift.
     var rateLimiter: CommandRateLimiter?
-    /// The effects decided so far and not yet taken by the shell (`takeEffects`).
-    private(set) var effects: [EngineEffect] = []
+    /// The effects decided so far and not yet returned by `step`.
+    private var effects: [EngineEffect] = []
+    /// The output whose write the last step asked for (`.write`), until `.written`.
+    private var pendingWrite: PendingWrite?
+    /// Commands of a group that follow a deletion: handled once its write is done.
+    private var queuedCommands: ArraySlice<InboundMessage> = []
     /// The machine's own delivery tokens: a tracked publish gets one when it is decided, and
     /// the shell maps the client's token to it (the machine never waits for the client).
     private var lastToken: UInt64 = 0
@@ -124,16 +114,16 @@ struct EngineMachine {
 
     mutating func emit(_ effect: EngineEffect) { effects.append(effect) }
 
-    /// The effects decided since the last call, in order (the shell performs them).
-    mutating func takeEffects() -> [EngineEffect] {
+    /// The effects decided since the last call, in order.
+    private mutating func takeEffects() -> [EngineEffect] {
         defer { effects = [] }
         return effects
     }
 
     /// A new delivery token of the machine's own, for a tracked publish.
-    mutating func nextToken() -> MQTTDeliveryToken {
+    mutating func nextToken() -> PublishToken {
         lastToken += 1
-        return MQTTDeliveryToken(rawValue: lastToken)
+        return PublishToken(rawValue: lastToken)
     }
 
     // MARK: - Deciding
@@ -143,9 +133,22 @@ struct EngineMachine {
         deadlines.earliest().map { $0 <= now } ?? false
     }
 
-    /// Step 1 for one input (a delivery report is not an input of this kind: `delivered`).
-    mutating func decide(_ input: EngineInput, now: Millis, into output: inout EngineOutput) {
+    /// Handles one input at `moment` and returns the effects to carry out, in order (see the
+    /// type's comment for `.write` and `.written`).
+    mutating func step(_ input: EngineInput, at moment: Moment) -> [EngineEffect] {
+        backlogged = moment.backlogged
+        plainBacklogged = moment.plainBacklogged
+        let now = moment.now
+        if case .written(let result, let unpublished) = input {
+            return written(result, unpublished: unpublished)
+        }
+        var output = EngineOutput()
+        if let jump = moment.clockJumpMs { clockJumped(by: jump, now: now, into: &output) }
         switch input {
+        case .written:
+            return []  // handled above
+        case .commands(let messages):
+            return commands(messages[...], now: now, into: output)
         case .message(let message):
             route(message, now: now, into: &output)
         case .delivered(let report):
@@ -171,9 +174,65 @@ struct EngineMachine {
                 }
             }
         }
+        return commit(output, now: now)
     }
 
-    mutating func route(_ message: MQTTMessage, now: Millis, into output: inout EngineOutput) {
+    /// Start-up, before any input: brings back the saved timers (`saved`, what the shell read
+    /// from the store) and creates the declared ones. Returns the effects, like `step`: the
+    /// restore's `.write`, whose `.written` keeps the events for the first connect.
+    mutating func restore(_ saved: RestoredState, clockSynchronized: Bool?, at now: Millis) -> [EngineEffect] {
+        var output = EngineOutput()
+        restoreState(saved, clockSynchronized: clockSynchronized, now: now, into: &output)
+        return commit(output, now: now, restoring: true)
+    }
+
+    /// Commands queued one behind another, handled in order into one output and one write. A
+    /// deletion ends the group (the store deletes after it upserts, so a timer deleted and
+    /// created again must not share a write): the rest follow once its write is done.
+    private mutating func commands(_ messages: ArraySlice<InboundMessage>, now: Millis, into output: EngineOutput) -> [EngineEffect] {
+        var output = output
+        var rest = messages
+        while let message = rest.popFirst() {
+            var one = EngineOutput()
+            route(message, now: now, into: &one)
+            output.absorb(one)
+            if !one.deletedTimers.isEmpty { break }
+        }
+        queuedCommands = rest
+        return commit(output, now: now)
+    }
+
+    /// Asks for the output's write (a shell without a store answers nil), or, with nothing to
+    /// write, carries on at once.
+    private mutating func commit(_ output: EngineOutput, now: Millis, restoring: Bool = false) -> [EngineEffect] {
+        let batch = batch(for: output, now: now)
+        if !batch.isEmpty || (hasStore && output.republishAll) {
+            pendingWrite = PendingWrite(output: output, batch: batch, now: now, restoring: restoring)
+            return [.write(batch, readOutbox: output.republishAll && !restoring)]  // the effects so far follow the write
+        }
+        pendingWrite = PendingWrite(output: output, batch: batch, now: now, restoring: restoring)
+        return written(nil, unpublished: [])
+    }
+
+    /// The write of the pending output is done (`result`; nil: none was made).
+    private mutating func written(_ result: WriteResult, unpublished: [EventRecord]) -> [EngineEffect] {
+        guard let pending = pendingWrite else { return takeEffects() }
+        pendingWrite = nil
+        if pending.restoring {
+            restoreWritten(pending.output, batch: pending.batch, result: result)
+        } else {
+            afterWrite(pending.output, batch: pending.batch, result: result, outboxPending: unpublished, now: pending.now)
+        }
+        if !queuedCommands.isEmpty {
+            let rest = queuedCommands
+            queuedCommands = []
+            let effects = takeEffects()
+            return effects + commands(rest, now: pending.now, into: EngineOutput())
+        }
+        return takeEffects()
+    }
+
+    private mutating func route(_ message: InboundMessage, now: Millis, into output: inout EngineOutput) {
         if message.topic == topics.command || topics.timerID(ofCommandTopic: message.topic) != nil {
             if message.retain {
                 // Never replay a stale command that a client left retained on a command topic.
@@ -232,4 +291,14 @@ struct EngineMachine {
         info.publishedAtMs = info.publishedAtMs.map { $0.saturatingAdd(delta) }  // its throttle
         rescheduleAll(now: now)
     }
+}
+
+/// An output waiting for its write (`EngineEffect.write`).
+struct PendingWrite {
+    var output: EngineOutput
+    var batch: StoreBatch
+    /// The instant of the input it came from (its publishes are snapshots at it).
+    var now: Millis
+    /// A start-up's write (`EngineMachine.restore`): its events wait for the first connect.
+    var restoring: Bool
 }

@@ -1,4 +1,3 @@
-import Mosquitto
 import PacerCore
 import PacerStore
 
@@ -79,7 +78,7 @@ struct EventOutbox {
     private(set) var state: State = .linkDown
     /// Written events published with a token, awaiting the broker's acknowledgement. Kept
     /// across a reconnect: libmosquitto resends them and their acknowledgement still counts.
-    private var awaiting: [MQTTDeliveryToken: Int64] = [:]
+    private var awaiting: [PublishToken: Int64] = [:]
     /// Events the broker acknowledged, not yet marked published.
     private(set) var unmarked: [Int64] = []
     /// Events of the restore whose write failed: published from memory at the first connect.
@@ -132,7 +131,7 @@ struct EventOutbox {
     }
 
     /// A `.publish` action was carried out with this delivery token.
-    mutating func sent(seq: Int64, token: MQTTDeliveryToken) {
+    mutating func sent(seq: Int64, token: PublishToken) {
         awaiting[token] = seq
     }
 
@@ -168,7 +167,7 @@ struct EventOutbox {
     }
 
     /// The broker acknowledged (or refused) a tracked publish.
-    mutating func delivered(token: MQTTDeliveryToken, accepted: Bool, now: Millis) -> Delivery {
+    mutating func delivered(token: PublishToken, accepted: Bool, now: Millis) -> Delivery {
         guard let seq = awaiting.removeValue(forKey: token) else { return .unknown }
         guard accepted else { return .refused(seq: seq) }
         return .accepted(awaitMark([seq], now: now))

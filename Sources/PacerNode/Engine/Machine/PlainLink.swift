@@ -1,5 +1,4 @@
 import Logging
-import Mosquitto
 import PacerCore
 
 /// The plain topics' own connection as the engine takes it (`publish.plain_connection:
@@ -45,7 +44,7 @@ struct PlainLink {
     /// Whether the plain topics go over the main connection for now.
     var usesMainConnection: Bool { state == .unavailable }
 
-    mutating func event(_ event: MQTTConnectionEvent) -> [Action] {
+    mutating func event(_ event: LinkEvent) -> [Action] {
         switch event {
         case .connected:
             let hadProblem = loggedProblem != nil
@@ -97,12 +96,12 @@ struct PlainRepublishHold {
     static let limitMs: Millis = 3_000
 
     /// The token of the connect's last state, while the plain topics wait for it.
-    private(set) var token: MQTTDeliveryToken?
+    private(set) var token: PublishToken?
     /// A plain republish was asked for during the hold.
     private var republishWaiting = false
 
     /// The connect's last state went out with `token`.
-    mutating func hold(_ token: MQTTDeliveryToken) {
+    mutating func hold(_ token: PublishToken) {
         self.token = token
     }
 
@@ -115,7 +114,7 @@ struct PlainRepublishHold {
 
     var isHolding: Bool { token != nil }
 
-    func isHeld(by token: MQTTDeliveryToken) -> Bool {
+    func isHeld(by token: PublishToken) -> Bool {
         self.token == token
     }
 

@@ -8,10 +8,10 @@ extension NodeEngine {
     static let maxGroupedCommands = 16
 
     /// Handles `first` and the commands queued right behind it (up to `maxGroupedCommands`)
-    /// one by one, as `handle` would, then commits them together: one write, then the timers'
+    /// and hands them to the machine as one input (`.commands`): one write, then the timers'
     /// topics, then every reply in order. When the write fails, every command of the group is
-    /// undone (last first) and answered `storage_failure`. A deletion ends the group (the store
-    /// deletes after it upserts, so a timer deleted and created again must not share a write).
+    /// undone (last first) and answered `storage_failure`. A deletion ends the machine's group
+    /// (`EngineMachine.commands`): the commands after it get a write of their own.
     ///
     /// The broker's acknowledgements of earlier events (`.delivered`) queued between the
     /// commands are taken in passing: each only adds its event to the marks that this write
@@ -23,21 +23,12 @@ extension NodeEngine {
         if hasDueDeadline {
             await handle(.deadline)  // as in `handle`: flips due before the burst come first
         }
-        var output = EngineOutput()
-        let now = begin(&output)
-        var message = first
-        var count = 0
-        while true {
-            var one = EngineOutput()
-            machine.route(message, now: now, into: &one)  // a command (`isCommand`), by the same path as alone
-            output.absorb(one)
-            count += 1
-            guard one.deletedTimers.isEmpty, count < Self.maxGroupedCommands,
-                  let next = await nextGroupedCommand()
-            else { break }
-            message = next
+        var group = [Self.inbound(first)]
+        while group.count < Self.maxGroupedCommands, let next = await nextGroupedCommand() {
+            group.append(Self.inbound(next))
         }
-        await commit(output, now: now)
+        let moment = moment()
+        await perform(machine.step(group.count == 1 ? .message(group[0]) : .commands(group), at: moment), now: moment.now)
         armAlarm()
         // Read what came in meanwhile (the rest of a burst, the broker's acknowledgements of
         // what this group published) before the next input: EngineThread.serveConnectionNow.
@@ -86,10 +77,9 @@ extension NodeEngine {
     /// A delivery report taken in passing: it only adds its event to the marks the group's
     /// write carries (or ends a plain topics' hold), so it changes nothing a command sees.
     private func delivered(_ report: MQTTDeliveryReport) async {
-        guard let token = tokens.removeValue(forKey: report.token) else { return }
-        let now = clock.now()
-        machine.delivered(MQTTDeliveryReport(token: token, reasonCode: report.reasonCode), now: now)
-        await perform(machine.takeEffects(), now: now)
+        let moment = moment()
+        guard let input = machineInput(.delivered(report)) else { return }
+        await perform(machine.step(input, at: moment), now: moment.now)
     }
 
     /// Yields in a row that brought no input before a group ends.

@@ -37,22 +37,10 @@ extension NodeEngine {
                 logger.error("could not read the saved timers; starting without them", metadata: ["error": "\(error)"])
             }
         }
-        var mark = ContinuousClock.now
-        let output = machine.restore(saved, clockSynchronized: clockSynchronized, now: now)
-        step("advance_ms", since: mark)
-        // Written now; published when the broker connection comes up (the outbox check).
-        mark = ContinuousClock.now
-        let batch = machine.batch(for: output, now: clock.now())
-        var failed = false
-        if let store, !batch.isEmpty {
-            do { _ = try await store.commit(batch) } catch {
-                logger.error("could not write the restored state; its events go out at the first connect", metadata: ["error": "\(error)"])
-                failed = true
-            }
-        }
-        machine.restoreWritten(output, batch: batch, failed: failed)
-        // The speaker as it was left (muted for the night stays muted after a power cut).
-        sound?.setSpeaker(muted: machine.speaker.muted, volume: Double(machine.speaker.volume) / 100)
+        let mark = ContinuousClock.now
+        // Written now; published when the broker connection comes up (the outbox check). The
+        // speaker is set as it was left (muted for the night stays muted after a power cut).
+        await perform(machine.restore(saved, clockSynchronized: clockSynchronized, at: now), now: now)
         step("write_ms", since: mark)
         step("took_ms", since: began)
         logger.info("timers ready", metadata: steps.merging(["count": "\(machine.timers.count)"]) { $1 })

@@ -7,6 +7,19 @@ import PacerSound
 import PacerStore
 import Synchronization
 
+/// What the shell's queue holds: the MQTT client's messages and events as it gave them, and
+/// the alarm. `NodeEngine.handle` copies each into the machine's own input (`EngineInput`).
+enum NodeInput: Sendable {
+    case message(MQTTMessage)
+    case connection(MQTTConnectionEvent)
+    /// The plain topics' own connection (`publish.plain_connection: separate`) changed.
+    case plainLink(MQTTConnectionEvent)
+    /// The deadline alarm fired.
+    case deadline
+    /// The broker acknowledged a tracked publish.
+    case delivered(MQTTDeliveryReport)
+}
+
 /// The thin shell around the node's one machine (`EngineMachine`): it owns the
 /// engine's thread, the clock, the store and the transport, and does nothing but hand each
 /// input to the machine and carry out what it answers — write first (durable), then publish.
@@ -28,7 +41,7 @@ actor NodeEngine {
     /// The client's delivery tokens of the tracked publishes in flight, each with the
     /// machine's own token for it (`EngineEffect.publishTracked`). Kept across a reconnect,
     /// like the outbox's own: a resent publish's PUBACK still marks its event.
-    var tokens: [MQTTDeliveryToken: MQTTDeliveryToken] = [:]
+    var tokens: [MQTTDeliveryToken: PublishToken] = [:]
 
     /// Set by `finish()` (from any thread): when the loop must stop handling queued inputs
     /// (nil while running).
@@ -36,7 +49,7 @@ actor NodeEngine {
     /// The engine's own thread: this actor's executor, its input queue and its alarm clock
     /// (Scheduling/EngineThread.swift). Everything the engine does runs there, the store's
     /// writes included.
-    let thread: EngineThread<EngineInput>
+    let thread: EngineThread<NodeInput>
     /// Whether the thread's alarm delivers `.deadline` (false when a test drives time by hand).
     let usesAlarm: Bool
 
@@ -70,7 +83,7 @@ actor NodeEngine {
     }
 
     /// Hands an input to the loop (safe from any task or thread).
-    nonisolated func submit(_ input: EngineInput) {
+    nonisolated func submit(_ input: NodeInput) {
         thread.submit(input)
     }
 
@@ -78,7 +91,7 @@ actor NodeEngine {
     /// engine's own thread: the stream's consumer resumes here when the network thread yields
     /// (`for await` keeps this actor's isolation), not on one of Swift's pool threads, so a
     /// command reaches the engine with one thread switch instead of two.
-    func forward<Stream: AsyncSequence & Sendable>(_ stream: Stream, as input: @Sendable (Stream.Element) -> EngineInput) async
+    func forward<Stream: AsyncSequence & Sendable>(_ stream: Stream, as input: @Sendable (Stream.Element) -> NodeInput) async
         where Stream.Failure == Never {
         await withTaskExecutorPreference(thread) {
             for await element in stream { submit(input(element)) }
@@ -131,9 +144,9 @@ actor NodeEngine {
         thread.arm(atMonotonicNs: nil)
     }
 
-    /// Handles one input: the machine decides, then `commit` (write, then publish). The loop
-    /// calls it for each input in order; the in-process tests call it directly.
-    func handle(_ input: EngineInput) async {
+    /// Handles one input: the machine's step, then its effects (`perform`: write first, then
+    /// publish). The loop calls it for each input in order; the in-process tests call it directly.
+    func handle(_ input: NodeInput) async {
         // Deadlines that fell due while inputs queued up (a burst of commands, each written
         // before it is answered) are served first, as if their wake-up had come first: a
         // running timer's flips stay on time under a command storm instead of waiting
@@ -141,29 +154,47 @@ actor NodeEngine {
         if case .deadline = input {} else if hasDueDeadline {
             await handle(.deadline)
         }
-        var output = EngineOutput()
-        let now = begin(&output)
-        if case .delivered(let report) = input {
-            // The client's token to the machine's (an unknown one was never the machine's).
-            if let token = tokens.removeValue(forKey: report.token) {
-                machine.decide(.delivered(MQTTDeliveryReport(token: token, reasonCode: report.reasonCode)), now: now, into: &output)
-            }
-        } else {
-            // The version is settled by the time a connection is accepted; `info` says it.
-            if case .connection(.connected) = input { machine.info.speaksMQTT5 = transport.speaksMQTT5 }
-            machine.decide(input, now: now, into: &output)
+        let moment = moment()
+        if let input = machineInput(input) {
+            await perform(machine.step(input, at: moment), now: moment.now)
         }
-        await commit(output, now: now)
         armAlarm()
     }
 
-    /// Before each input: a wall-clock step moves the machine's anchors; the transport's
-    /// backlog is read once. Returns the input's instant.
-    func begin(_ output: inout EngineOutput) -> Millis {
-        if let delta = clock.checkForJump() { machine.clockJumped(by: delta, now: clock.now(), into: &output) }
-        machine.backlogged = transport.isBacklogged
-        machine.plainBacklogged = transport.plainTopics?.isBacklogged ?? false
-        return clock.now()
+    /// The machine's copy of an input; nil for an acknowledgement of a publish it did not track.
+    func machineInput(_ input: NodeInput) -> EngineInput? {
+        switch input {
+        case .message(let message): .message(Self.inbound(message))
+        case .connection(let event): .connection(linkEvent(event))
+        case .plainLink(let event): .plainLink(linkEvent(event))
+        case .deadline: .deadline
+        case .delivered(let report):
+            // The client's token to the machine's (an unknown one was never the machine's).
+            tokens.removeValue(forKey: report.token).map { .delivered(PublishAck(token: $0, reasonCode: report.reasonCode)) }
+        }
+    }
+
+    static func inbound(_ message: MQTTMessage) -> InboundMessage {
+        InboundMessage(topic: message.topic, payload: message.payload, retain: message.retain,
+                       responseTopic: message.properties.responseTopic, correlationData: message.properties.correlationData)
+    }
+
+    func linkEvent(_ event: MQTTConnectionEvent) -> LinkEvent {
+        switch event {
+        // The version is settled by the time a connection is accepted; `info` says it.
+        case .connected(let sessionPresent): .connected(sessionPresent: sessionPresent, mqtt5: transport.speaksMQTT5)
+        case .disconnected(let reason): .disconnected(reason: reason)
+        case .refused(let error): .refused(error.description)
+        case .loopExited(let error): .loopExited(error.description)
+        }
+    }
+
+    /// Before each input: the instant, a wall-clock step (the machine moves its anchors with
+    /// it) and the transport's backlog, read once.
+    func moment() -> Moment {
+        let jump = clock.checkForJump()
+        return Moment(now: clock.now(), clockJumpMs: jump, backlogged: transport.isBacklogged,
+                      plainBacklogged: transport.plainTopics?.isBacklogged ?? false)
     }
 
     /// The earliest deadline the engine waits for (the in-process tests advance to it).
@@ -178,37 +209,58 @@ actor NodeEngine {
 
     // MARK: - Writing and publishing
 
-    /// Writes, then publishes, what one input decided (store first: nothing is published or
-    /// acknowledged before it is durable).
-    /// - Parameter now: the instant the input was handled at; snapshots are taken at it.
-    func commit(_ output: EngineOutput, now: Millis) async {
-        let batch = machine.batch(for: output, now: now)
-        var result: EngineMachine.WriteResult = nil
+    /// Carries out the machine's effects, in order, handed to the network thread with one
+    /// wake-up (`beginBatch`/`endBatch`, and at each `.flush`). A `.write` is the last effect of
+    /// a step: it is written (store first: nothing is published or acknowledged before it is
+    /// durable) and its result goes back to the machine, whose next effects follow.
+    /// - Parameter now: the instant the input was handled at.
+    func perform(_ effects: [EngineEffect], now: Millis) async {
+        var effects = effects
+        while !effects.isEmpty {
+            var write: (StoreBatch, Bool)?
+            if case .write(let batch, let readOutbox) = effects.last {
+                write = (batch, readOutbox)
+                effects.removeLast()
+            }
+            await publish(effects, now: now)
+            guard let (batch, readOutbox) = write else { return }
+            effects = machine.step(await self.write(batch, readOutbox: readOutbox), at: moment(keeping: now))
+        }
+    }
+
+    /// The write a step asked for, as the machine's next input.
+    private func write(_ batch: StoreBatch, readOutbox: Bool) async -> EngineInput {
+        var result: WriteResult = nil
         if let store, !batch.isEmpty {
             do { result = .success(try await store.commit(batch)) } catch { result = .failure(error) }
         }
         var pending: [EventRecord] = []
-        if output.republishAll, let store {
-            // The outbox check of a (re)connect: what the broker acknowledged is marked first,
-            // so the check never publishes it again.
-            await writeMarks(machine.marksBeforeOutboxCheck(), to: store)
+        if readOutbox, let store {
+            // The outbox check of a (re)connect: read after the acknowledged events were marked.
             do { pending = try store.unpublishedEvents() } catch {
                 logger.error("could not read the event outbox", metadata: ["error": "\(error)"])
             }
         }
-        machine.afterWrite(output, batch: batch, result: result, outboxPending: pending, now: now)
-        await perform(machine.takeEffects(), now: now)
+        return .written(result, unpublished: pending)
     }
 
-    /// Carries out the machine's effects, in order, handed to the network thread with one
-    /// wake-up (`beginBatch`/`endBatch`, and at each `.flush`).
-    func perform(_ effects: [EngineEffect], now: Millis) async {
+    /// The moment a `.written` is handed back at: the input's own instant (the machine keeps it).
+    private func moment(keeping now: Millis) -> Moment {
+        Moment(now: now, backlogged: transport.isBacklogged, plainBacklogged: transport.plainTopics?.isBacklogged ?? false)
+    }
+
+    /// The effects other than a write, in order.
+    private func publish(_ effects: [EngineEffect], now: Millis) async {
         guard !effects.isEmpty else { return }
         transport.beginBatch()
         defer { transport.endBatch() }
         for effect in effects {
             switch effect {
-            case .publish(let topic, let payload, let retain, let properties):
+            case .write:
+                continue  // `perform` takes it
+            case .publish(let topic, let payload, let retain, let correlation):
+                var properties = MQTTProperties.none
+                if let correlation { properties.correlationData = correlation }
                 do { try await transport.publish(to: topic, payload: payload, retain: retain, properties: properties) } catch {
                     publishFailed(topic, error, linkUp: machine.linkUp)
                 }
@@ -216,9 +268,9 @@ actor NodeEngine {
                 do { try await transport.publishSuperseding(to: topic, payload: payload) } catch {
                     publishFailed(topic, error, linkUp: machine.linkUp)
                 }
-            case .publishPlain(let topic, let payload, let qos):
+            case .publishPlain(let topic, let payload, let confirmed):
                 guard let lane = transport.plainTopics else { continue }
-                do { try await lane.publish(to: topic, payload: payload, qos: qos) } catch {
+                do { try await lane.publish(to: topic, payload: payload, qos: confirmed ? .atLeastOnce : .atMostOnce) } catch {
                     publishFailed(topic, error, linkUp: machine.plainLink.isUp)
                 }
             case .publishTracked(let topic, let payload, let retain, let token):

@@ -167,7 +167,7 @@ struct EngineGroupCommitTests {
         let total = 300
         let (stream, continuation) = AsyncStream.makeStream(of: MQTTMessage.self)
         let loop = Task { await h.engine.run() }
-        let reader = Task { await h.engine.forward(stream, as: EngineInput.message) }
+        let reader = Task { await h.engine.forward(stream, as: NodeInput.message) }
         // The network thread: messages one by one while the engine handles the earlier ones.
         let topic = h.topic("w", "cmd")
         let feeder = Thread {

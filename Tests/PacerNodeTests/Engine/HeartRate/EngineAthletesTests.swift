@@ -28,12 +28,12 @@ struct EngineAthletesTests {
         """
 
     static func reading(_ athlete: String, _ bpm: Int) -> EngineInput {
-        .message(MQTTMessage(topic: "hr/\(athlete)", payload: Array("{\"bpm\":\(bpm),\"contact\":true}".utf8), qos: .atMostOnce, retain: false))
+        .message(InboundMessage(topic: "hr/\(athlete)", payload: Array("{\"bpm\":\(bpm),\"contact\":true}".utf8)))
     }
 
     static func connected() throws -> EngineMachine {
         var m = try M.machine(classYAML)
-        _ = m.restore(RestoredState(), clockSynchronized: true, now: 0)
+        M.restore(&m, at: 0)
         M.step(&m, .connection(.connected(sessionPresent: false)), at: 0)
         return m
     }
@@ -108,10 +108,10 @@ struct EngineAthletesTests {
         M.step(&m, Self.reading("a", 150), at: 1_000)
         M.step(&m, Self.reading("a", 151), at: 9_000)
         #expect(m.nextDeadline() == 19_000)
-        for bad in [EngineInput.message(MQTTMessage(topic: "hr/a", payload: Array("{\"bpm\":\"x\"}".utf8), qos: .atMostOnce, retain: false)),
-                    .message(MQTTMessage(topic: "hr/a", payload: Array("{\"bpm\":1e300}".utf8), qos: .atMostOnce, retain: false)),
-                    .message(MQTTMessage(topic: "hr/Bad Id", payload: Array("{\"bpm\":120}".utf8), qos: .atMostOnce, retain: false)),
-                    .message(MQTTMessage(topic: "hr/a/extra", payload: Array("{\"bpm\":120}".utf8), qos: .atMostOnce, retain: false))] {
+        for bad in [EngineInput.message(InboundMessage(topic: "hr/a", payload: Array("{\"bpm\":\"x\"}".utf8))),
+                    .message(InboundMessage(topic: "hr/a", payload: Array("{\"bpm\":1e300}".utf8))),
+                    .message(InboundMessage(topic: "hr/Bad Id", payload: Array("{\"bpm\":120}".utf8))),
+                    .message(InboundMessage(topic: "hr/a/extra", payload: Array("{\"bpm\":120}".utf8)))] {
             let (batch, effects) = M.step(&m, bad, at: 10_000)
             #expect(batch.isEmpty && effects.isEmpty)
         }
@@ -146,15 +146,14 @@ struct EngineAthletesTests {
         #expect(M.published(effects).last?.json?["error"]?["code"] == "unknown_athlete")
         // Read back at a restart.
         var restarted = try M.machine(Self.classYAML)
-        _ = restarted.restore(RestoredState(athletesDocument: "{\"athletes\":[{\"id\":\"cy\",\"name\":\"Cy\",\"max_hr\":170,\"colour\":\"nope\"}]}"),
-                              clockSynchronized: true, now: 0)
+        M.restore(&restarted, RestoredState(athletesDocument: "{\"athletes\":[{\"id\":\"cy\",\"name\":\"Cy\",\"max_hr\":170,\"colour\":\"nope\"}]}"), at: 0)
         #expect(restarted.athletes?.profile("cy") == AthleteProfile(id: "cy", name: "Cy", colour: nil, maxHR: 170))
     }
 
     @Test("set_athlete on a node without a class is refused with what to configure")
     func noClass() throws {
         var m = try M.machine()
-        _ = m.restore(RestoredState(), clockSynchronized: true, now: 0)
+        M.restore(&m, at: 0)
         M.step(&m, .connection(.connected(sessionPresent: false)), at: 0)
         let (batch, effects) = M.step(&m, M.command(["action": "set_athlete", "athlete": "a", "max_hr": 180]), at: 1_000)
         #expect(batch.meta.isEmpty)

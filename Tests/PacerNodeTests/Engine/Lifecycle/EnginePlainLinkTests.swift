@@ -222,7 +222,7 @@ struct EnginePlainLinkTests {
     @Test("PlainLink: a refusal retried every few seconds is logged once; a drop when already down says nothing")
     func plainLinkLogsOnce() {
         var link = PlainLink()
-        let refused = MQTTConnectionEvent.refused(MQTTError(.notAuthorized, "not authorised"))
+        let refused = LinkEvent.refused("not authorised")
         let first = link.event(refused)
         #expect(first.first == .republish && first.count == 2, "\(first)")
         guard case .log(.error, let message)? = first.last else { Issue.record("\(first)"); return }
