@@ -85,7 +85,7 @@ struct EngineMachineTests {
     func connectRepublishes() throws {
         var m = try Self.machine("timers:\n  - {id: egg, name: Egg, spec: {kind: countdown, duration: 5s}}\n")
         Self.restore(&m, at: 1_000_000)
-        #expect(m.timers.ids == ["egg"])
+        #expect(m.board.timers.ids == ["egg"])
         let (batch, effects) = Self.step(&m, .connection(.connected(sessionPresent: false)), at: 1_000_000)
         #expect(batch.isEmpty)
         let topics = Self.published(effects).map(\.topic)
@@ -143,12 +143,12 @@ struct EngineMachineTests {
         #expect(!published.contains { $0.topic.hasPrefix("\(Self.base)/timers/tea/") }, "\(published.map(\.topic))")
         let reply = try #require(published.first { $0.topic == "\(Self.base)/reply" }?.json)
         #expect(reply["ok"] == false && reply["error"]?["code"] == "storage_failure" && reply["id"] == "r2", "\(reply)")
-        #expect(!m.timers.contains("tea"))
+        #expect(!m.board.timers.contains("tea"))
         // The same request id is not a duplicate: the retry is applied.
         let (_, retry) = Self.step(&m, Self.command(["action": "start", "id": "r2", "spec": ["kind": "countdown", "duration": "1m"]], timer: "tea"), at: 6_000,
                                    result: { _ in .success(StoreCommit()) })
         #expect(Self.published(retry).first { $0.topic == "\(Self.base)/reply" }?.json?["ok"] == true)
-        #expect(m.timers.contains("tea"))
+        #expect(m.board.timers.contains("tea"))
     }
 
     @Test("history is the shell's read: the machine asks for it with the request's reply topic and id")
@@ -238,12 +238,12 @@ struct EngineMachineTests {
         // A failed write leaves it as it was.
         let (_, failed) = Self.step(&m, Self.command(["action": "sound", "muted": false]), at: 2_000,
                                     result: { _ in .failure(StoreError(.io, "disk I/O error")) })
-        #expect(m.speaker.muted == true)
+        #expect(m.sound.speaker.value.muted == true)
         #expect(!failed.contains { if case .speaker = $0 { true } else { false } })
         // A restart reads it back.
         var restarted = try Self.machine(hasStore: true, hasSound: true)
         Self.restore(&restarted, RestoredState(speakerDocument: batch.meta[Speaker.metaKey]), at: 3_000)
-        #expect(restarted.speaker == m.speaker)
+        #expect(restarted.sound.speaker.value == m.sound.speaker.value)
         // Without a speaker: refused, naming what to configure.
         var silent = try Self.machine()
         Self.step(&silent, .connection(.connected(sessionPresent: false)), at: 0)

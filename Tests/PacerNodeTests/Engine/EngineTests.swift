@@ -200,9 +200,9 @@ struct EngineOutboxLinkTests {
         #expect(h.journal.since(again).last == .unsubscribe("pacer/t/timers/a/state"), "\(h.journal.since(again))")
     }
 
-    @Test("more held timers than EngineMachine.maxStateTopics: the check reads them through timers/+/state, and settles on them")
+    @Test("more held timers than BrokerLink.maxStateTopics: the check reads them through timers/+/state, and settles on them")
     func manyHeldTimersUseTheFilter() async throws {
-        let count = EngineMachine.maxStateTopics + 1
+        let count = BrokerLink.maxStateTopics + 1
         let config = "timers:\n" + (0..<count).map { "  - {id: t\($0), name: T, spec: {kind: countdown, duration: 1s}}\n" }.joined()
         let first = try await EngineHarness.make(config: config)
         for index in 0..<count { try await first.send(["action": "start"], timer: "t\(index)") }

@@ -27,36 +27,27 @@ extension EngineMachine {
             logger.warning("the system clock is not synchronised yet; restored timers are evaluated against it as it is (see docs/deployment.md for ordering after time-sync.target)")
         }
         let declared = Dictionary(configuration.timers.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        // Replies are kept as their JSON bytes and decoded only when a repeat asks for one.
-        ledger.decoder = { JSONCoding.decode($0) }
         for (record, machine) in saved.timers {
             restoreTimer(record, machine, declared: declared[record.id], now: now, into: &output)
         }
-        if let document = saved.workoutsDocument {
-            workouts = SavedWorkouts(json: JSONCoding.decode(Array(document.utf8)))
-        }
-        if let document = saved.speakerDocument {
-            speaker = Speaker(json: JSONCoding.decode(Array(document.utf8)))
-        }
-        for request in saved.requests {
-            ledger.record(id: request.id, encodedReply: request.reply, now: request.atMs)
-        }
-        for timer in configuration.timers where !timers.contains(timer.id) {
+        library.load(saved.workoutsDocument)
+        gate.restore(saved.requests)
+        for timer in configuration.timers where !board.timers.contains(timer.id) {
             do {
                 let spec = try TimerSpec(json: timer.spec, presets: configuration.presets)
                 let machine = try TimerMachine(id: timer.id, name: timer.name, spec: spec, settings: configuration.timerSettings)
-                timers.set(timer.id, .init(machine: machine, restore: timer.restore))
-                output.timerChanged(timer.id, events: [])
+                board.timers.set(timer.id, .init(machine: machine, restore: timer.restore))
+                output.changes.timerChanged(timer.id, events: [])
             } catch {
                 // The configuration was validated at load; this cannot happen unless it changed.
                 logger.error("declared timer is invalid", metadata: ["timer": "\(timer.id)", "error": "\(error)"])
             }
         }
         rescheduleAll(now: now)
-        restoreAthletes(saved.athletesDocument)  // EngineMachine+Athletes.swift
-        resumeClassRuns(now: now)
+        heart.restoreProfiles(saved.athletesDocument)
+        heart.resumeClassRuns(now: now, timers: board.timers)
         // The speaker as it was left (muted for the night stays muted after a power cut).
-        emit(.speaker(muted: speaker.muted, volume: speaker.volume))
+        sound.load(saved.speakerDocument, into: &board.out)
     }
 
     /// The restore's write is done (`failed`: it could not be made). Its events wait for the
@@ -64,12 +55,12 @@ extension EngineMachine {
     /// after a failed write, the written ones too are published from memory, before the
     /// states; written ones go out through the outbox check.
     mutating func restoreWritten(_ output: EngineOutput, batch: StoreBatch, result: WriteResult) {
-        outbox.keepUnwritten(output.events.filter { !$0.isCue && !output.writes($0) })
+        link.keepUnwritten(output.changes.events.filter { !$0.isCue && !output.changes.writes($0) })
         if case .failure(let error) = result {
             logger.error("could not write the restored state; its events go out at the first connect", metadata: ["error": "\(error)"])
             // Written again with the next write.
-            timers.writeFailed(batch.upsertTimers.map(\.id))
-            outbox.keepUnwritten(output.events.filter(output.writes))
+            board.timers.writeFailed(batch.upsertTimers.map(\.id))
+            link.keepUnwritten(output.changes.events.filter(output.changes.writes))
         }
     }
 
@@ -80,7 +71,7 @@ extension EngineMachine {
             machine = try decoded.get()
         } catch {
             logger.error("a saved timer could not be read and is dropped", metadata: ["timer": "\(record.id)", "error": "\(error)"])
-            output.deletedTimers.append(record.id)
+            output.changes.deleted.append(record.id)
             return
         }
         machine.settings = configuration.timerSettings
@@ -112,11 +103,11 @@ extension EngineMachine {
         }
         // An event the store already holds is ignored by its unique index, and restored events
         // reach the broker only through the outbox, so none is published twice.
-        timers.set(record.id, .init(machine: machine, restore: policy, persistedRevision: record.revision))
+        board.timers.set(record.id, .init(machine: machine, restore: policy, persistedRevision: record.revision))
         if decided {
-            output.timerChanged(record.id, events: events)
+            output.changes.timerChanged(record.id, events: events)
         } else {
-            output.timerAdvanced(record.id, events: events)
+            output.changes.timerAdvanced(record.id, events: events)
         }
         if !events.isEmpty {
             logger.info("restored timer caught up", metadata: ["timer": "\(record.id)", "status": "\(machine.status.rawValue)", "events": "\(events.map(\.type.rawValue))"])
@@ -124,29 +115,10 @@ extension EngineMachine {
     }
 
     mutating func connectionChanged(_ event: LinkEvent, now: Millis, into output: inout EngineOutput) {
-        switch event {
-        case .connected(let sessionPresent, let mqtt5):
-            info.speaksMQTT5 = mqtt5  // the version is settled by the time a connection is accepted
-            logger.info("connected to the broker", metadata: ["broker": "\(configuration.broker.url)", "session_present": "\(sessionPresent)"])
-            loggedRefusal = nil
-            // A new connection whose predecessor's end went unseen is handled by the outbox too.
-            output.republishAll = true
-            armPlainFallback(now: now)
-        case .disconnected(let reason):
-            logger.warning("lost the broker connection; reconnecting", metadata: ["reason": "\(reason)"])
-            output.linkActions += outbox.linkDown()
-        case .refused(let error):
-            // Once per refusal, not per retry: the client retries every 0.75 s at most.
-            if loggedRefusal != error {
-                loggedRefusal = error
-                logger.error("the broker refused the connection; retrying quietly until it accepts", metadata: ["error": "\(error)"])
-            } else {
-                logger.debug("the broker refused the connection again", metadata: ["error": "\(error)"])
-            }
-            output.linkActions += outbox.linkDown()
-        case .loopExited(let error):
-            logger.critical("the MQTT network thread stopped", metadata: ["error": "\(error)"])
-            output.linkActions += outbox.linkDown()
-        }
+        if case .connected(_, let mqtt5) = event { info.speaksMQTT5 = mqtt5 }  // settled by the time a connection is accepted
+        let (up, actions) = link.connectionChanged(event, url: configuration.broker.url, now: now, on: &board)
+        // A new connection whose predecessor's end went unseen is handled by the outbox too.
+        if up { output.follow.insert(.republishAll) }
+        output.linkActions += actions
     }
 }

@@ -2,9 +2,8 @@ import PacerCore
 import PacerStore
 import PacerProtocol
 
-/// What handling one input decided to write and publish. Built by the handlers, carried out
-/// by the shell (`NodeEngine.commit`) through `EngineMachine.batch` and `afterWrite` — the one
-/// place where the node writes and publishes.
+/// What handling one input decided to write and publish, inside the machine: its write is
+/// made from it (`EngineMachine.batch`), and what follows the write (`afterWrite`) reads it.
 struct EngineOutput {
     struct Reply {
         var topic: String
@@ -31,8 +30,80 @@ struct EngineOutput {
         }
     }
 
+    /// What must follow the write besides the timers' topics and the replies.
+    struct FollowUps: OptionSet {
+        let rawValue: UInt8
+        /// The retained `info` (a timer made, renamed or deleted; its deadline).
+        static let infoChanged = FollowUps(rawValue: 1 << 0)
+        /// A (re)connect: publish every retained topic again.
+        static let republishAll = FollowUps(rawValue: 1 << 1)
+        /// The plain topics' own connection came up: publish every plain topic again over it.
+        static let republishPlain = FollowUps(rawValue: 1 << 2)
+        /// Home Assistant came online: publish every discovery config again.
+        static let republishDiscovery = FollowUps(rawValue: 1 << 3)
+        /// Only time passed (a deadline): no timer was made, renamed or given another kind, so
+        /// Home Assistant's configs, which show only those, are not compared (at 1,000 running
+        /// timers that compare ran 1,000 times a second).
+        static let onlyTimePassed = FollowUps(rawValue: 1 << 4)
+        /// The `.marks` deadline: write the acknowledged events' marks even without other writes.
+        static let flushMarks = FollowUps(rawValue: 1 << 5)
+        /// The outbox check can be decided (all retained states seen, or its window ended).
+        static let settleOutbox = FollowUps(rawValue: 1 << 6)
+    }
+
+    /// Undo information for a command: if its write fails, nothing it changed may stay.
+    /// `requestID` is the id it recorded in the ledger, if any (forgotten on rollback; no
+    /// copy of the whole ledger per command).
+    struct Rollback {
+        var timers: [String: TimerTable.Entry?]
+        var requestID: String?
+    }
+
+    /// The timers the input changed and their events.
+    var changes = TimerChanges()
+    var replies: [Reply] = []
+    var requests: [RequestRecord] = []
+    var follow: FollowUps = []
+    /// The outbox's actions for a link that went down (before anything else is published).
+    var linkActions: [EventOutbox.Action] = []
+    /// The undo information of the command being handled.
+    var rollback: Rollback?
+    /// The undo information of each earlier command of a group (`EngineMachine.commands`).
+    private(set) var groupRollbacks: [Rollback] = []
+
+    /// The undo information of every command in this output, in the order they were handled.
+    var rollbacks: [Rollback] {
+        groupRollbacks + (rollback.map { [$0] } ?? [])
+    }
+
+    /// Adds what one more command decided (a group: several commands, one write).
+    mutating func absorb(_ other: EngineOutput) {
+        changes.absorb(other.changes)
+        replies += other.replies
+        requests += other.requests
+        follow.formUnion(other.follow)
+        linkActions += other.linkActions
+        groupRollbacks += other.rollbacks
+    }
+
+    /// A command whose write failed: what it changed (`timers`, its request id) is dropped
+    /// and each reply becomes `error`; the rest of the input (a clock jump) stays.
+    mutating func refuse(_ timers: Set<String>, _ error: ReplyError) {
+        changes.drop(timers)
+        requests = []
+        replies = replies.map { reply in
+            var reply = reply
+            reply.payload = JSONCoding.encode(error.reply(id: reply.id))
+            reply.history = nil
+            return reply
+        }
+    }
+}
+
+/// The timers one input changed, and their events: which are written and which only published.
+struct TimerChanges {
     /// Timers whose state may have changed, in first-touched order.
-    private(set) var changedTimers: [String] = []
+    private(set) var timers: [String] = []
     private var changedSet: Set<String> = []
     /// Timers to write even without a new revision: a clock jump moves an idle timer's
     /// cursors without one. (A new timer needs no flag: it has never been written.)
@@ -46,85 +117,12 @@ struct EngineOutput {
     /// Events that follow from the timing model (`phase`, a scheduled `started`): published,
     /// not written. After a crash the restore recomputes them (docs/API.md, "Events after a restart").
     private(set) var derivedEvents: Set<EventKey> = []
-    var deletedTimers: [String] = []
-    var replies: [Reply] = []
-    var requests: [RequestRecord] = []
-    var infoChanged = false
-    /// The saved workouts changed: written (in `meta`) and published retained.
-    var workoutsChanged = false
-    /// The saved workouts before the first command of this output that changed them (its
-    /// rollback when the write fails).
-    var workoutsBefore: SavedWorkouts?
-    /// Athletes whose profiles changed (`set_athlete`, `clear_athlete`): written (in `meta`), then published.
-    var athletesChanged: Set<String> = []
-    /// The athletes before the first command of this output that changed their profiles (rollback).
-    var athletesBefore: AthleteRoster?
-    /// The speaker changed (`sound`): written (in `meta`), published, handed to the player.
-    var speakerChanged = false
-    /// The speaker before the first command of this output that changed it (its rollback).
-    var speakerBefore: Speaker?
-    /// A (re)connect: publish every retained topic again.
-    var republishAll = false
-    /// The plain topics' own connection came up: publish every plain topic again over it.
-    var republishPlain = false
-    /// Home Assistant came online: publish every discovery config again.
-    var republishDiscovery = false
-    /// Only time passed (a deadline): no timer was made, renamed or given another kind, so
-    /// Home Assistant's configs, which show only those, are not compared (at 1,000 running
-    /// timers that compare ran 1,000 times a second).
-    var onlyTimePassed = false
-    /// The `.marks` deadline: write the acknowledged events' marks even without other writes.
-    var flushMarks = false
-    /// The outbox check can be decided (all retained states seen, or its window ended).
-    var settleOutbox = false
-    /// The outbox's actions for a link that went down (before anything else is published).
-    var linkActions: [EventOutbox.Action] = []
-    /// Undo information for a command: if its write fails, nothing it changed may stay.
-    /// `requestID` is the id it recorded in the ledger, if any (forgotten on rollback; no
-    /// copy of the whole ledger per command).
-    var rollback: (timers: [String: TimerTable.Entry?], requestID: String?)?
-    /// The undo information of each command of a group commit (Shell/NodeEngine+GroupCommit.swift),
-    /// in the order they were handled.
-    private(set) var groupRollbacks: [(timers: [String: TimerTable.Entry?], requestID: String?)] = []
-
-    /// The undo information of every command in this output, in the order they were handled.
-    var rollbacks: [(timers: [String: TimerTable.Entry?], requestID: String?)] {
-        groupRollbacks + (rollback.map { [$0] } ?? [])
-    }
-
-    /// Adds what one more command decided (group commit: several commands, one write).
-    mutating func absorb(_ other: EngineOutput) {
-        for id in other.changedTimers where changedSet.insert(id).inserted {
-            changedTimers.append(id)
-            if other.derivedOnly.contains(id) { derivedOnly.insert(id) }
-        }
-        derivedOnly.subtract(other.changedTimers.filter { !other.derivedOnly.contains($0) })
-        derivedEvents.formUnion(other.derivedEvents)
-        forcePersist.formUnion(other.forcePersist)
-        events += other.events
-        deletedTimers += other.deletedTimers
-        replies += other.replies
-        requests += other.requests
-        infoChanged = infoChanged || other.infoChanged
-        workoutsChanged = workoutsChanged || other.workoutsChanged
-        workoutsBefore = workoutsBefore ?? other.workoutsBefore
-        athletesChanged.formUnion(other.athletesChanged)
-        athletesBefore = athletesBefore ?? other.athletesBefore
-        speakerChanged = speakerChanged || other.speakerChanged
-        speakerBefore = speakerBefore ?? other.speakerBefore
-        republishAll = republishAll || other.republishAll
-        republishPlain = republishPlain || other.republishPlain
-        republishDiscovery = republishDiscovery || other.republishDiscovery
-        flushMarks = flushMarks || other.flushMarks
-        settleOutbox = settleOutbox || other.settleOutbox
-        linkActions += other.linkActions
-        groupRollbacks += other.rollbacks
-    }
+    var deleted: [String] = []
 
     /// A timer changed by a command, a restore decision or a clock jump: written (when its
     /// revision moved, or `force`) with its events, then published.
     mutating func timerChanged(_ id: String, events newEvents: [TimerEvent], forcePersist force: Bool = false) {
-        if changedSet.insert(id).inserted { changedTimers.append(id) }
+        if changedSet.insert(id).inserted { timers.append(id) }
         derivedOnly.remove(id)
         if force { forcePersist.insert(id) }
         events += newEvents
@@ -139,7 +137,7 @@ struct EngineOutput {
             return
         }
         if changedSet.insert(id).inserted {
-            changedTimers.append(id)
+            timers.append(id)
             derivedOnly.insert(id)
         }
         for event in newEvents where !event.isCue { derivedEvents.insert(EventKey(event)) }
@@ -153,28 +151,29 @@ struct EngineOutput {
 
     /// The changed timers that are written (those not changed by time alone).
     var writtenTimers: [String] {
-        derivedOnly.isEmpty ? changedTimers : changedTimers.filter { !derivedOnly.contains($0) }
+        derivedOnly.isEmpty ? timers : timers.filter { !derivedOnly.contains($0) }
     }
 
-    /// A command whose write failed: what it changed (`timers`, its request id) is dropped
-    /// and each reply becomes `error`; the rest of the input (a clock jump) stays.
-    mutating func refuse(_ timers: Set<String>, _ error: ReplyError) {
-        changedTimers.removeAll { timers.contains($0) }
-        changedSet.subtract(timers)
-        derivedOnly.subtract(timers)
-        forcePersist.subtract(timers)
-        events.removeAll { timers.contains($0.timer) }
-        deletedTimers.removeAll { timers.contains($0) }
-        requests = []
-        workoutsChanged = false
-        athletesChanged = []
-        speakerChanged = false
-        replies = replies.map { reply in
-            var reply = reply
-            reply.payload = JSONCoding.encode(error.reply(id: reply.id))
-            reply.history = nil
-            return reply
+    mutating func absorb(_ other: TimerChanges) {
+        for id in other.timers where changedSet.insert(id).inserted {
+            timers.append(id)
+            if other.derivedOnly.contains(id) { derivedOnly.insert(id) }
         }
+        derivedOnly.subtract(other.timers.filter { !other.derivedOnly.contains($0) })
+        derivedEvents.formUnion(other.derivedEvents)
+        forcePersist.formUnion(other.forcePersist)
+        events += other.events
+        deleted += other.deleted
+    }
+
+    /// Forgets what happened to `ids` (their commands were undone).
+    mutating func drop(_ ids: Set<String>) {
+        timers.removeAll { ids.contains($0) }
+        changedSet.subtract(ids)
+        derivedOnly.subtract(ids)
+        forcePersist.subtract(ids)
+        events.removeAll { ids.contains($0.timer) }
+        deleted.removeAll { ids.contains($0) }
     }
 }
 

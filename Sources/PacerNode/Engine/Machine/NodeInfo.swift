@@ -46,3 +46,27 @@ struct NodeInfo {
                          clockSynchronized: clockSynchronized, storagePath: storagePath, storageProblem: storageProblem).json
     }
 }
+
+extension NodeInfo {
+    /// Publishes `info` now, or once `minIntervalMs` has passed since the last one (an `.info`
+    /// deadline; the list is built when it goes out, so it has every change).
+    mutating func publishThrottled(to topic: String, now: Millis, linkUp: Bool, on board: inout Board) {
+        if let last = publishedAtMs, now < last.saturatingAdd(Self.minIntervalMs) {
+            board.deadlines.set(.info, at: last.saturatingAdd(Self.minIntervalMs))
+            return
+        }
+        publish(to: topic, now: now, linkUp: linkUp, on: &board)
+    }
+
+    mutating func publish(to topic: String, now: Millis, linkUp: Bool, on board: inout Board) {
+        guard linkUp else { return }  // republished on connect
+        board.deadlines.set(.info, at: nil)
+        publishedAtMs = now
+        board.out.publish(to: topic, JSONCoding.encode(json(timers: board.timers)), retain: true)
+    }
+
+    /// The `info` JSON with every timer's id and name.
+    func json(timers: TimerTable) -> JSONValue {
+        json(timers: timers.ids.map { id in (id: id, name: timers.read(id) { $0.machine.name } ?? "") })
+    }
+}

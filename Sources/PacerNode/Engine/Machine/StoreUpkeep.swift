@@ -1,4 +1,5 @@
 import PacerCore
+import PacerStore
 
 /// Store work outside one input's batch: a wall-clock step not yet applied to the stored
 /// request ids (it rides on the next successful write, see `StoreBatch.shiftRequestsMs`), and
@@ -28,4 +29,24 @@ struct StoreUpkeep {
         lastPruneMs = now
         return true
     }
+}
+
+/// The machine's side of its writes: the output waiting for the write it asked for, the
+/// commands of a group that follow a deletion, and the store's upkeep.
+struct WritePlan {
+    /// The output whose write the last step asked for (`.write`), until `.written`.
+    var pending: PendingWrite?
+    /// Commands of a group that follow a deletion: handled once its write is done.
+    var queuedCommands: ArraySlice<InboundMessage> = []
+    var upkeep = StoreUpkeep()
+}
+
+/// An output waiting for its write (`EngineEffect.write`).
+struct PendingWrite {
+    var output: EngineOutput
+    var batch: StoreBatch
+    /// The instant of the input it came from (its publishes are snapshots at it).
+    var now: Millis
+    /// A start-up's write (`EngineMachine.restore`): its events wait for the first connect.
+    var restoring: Bool
 }

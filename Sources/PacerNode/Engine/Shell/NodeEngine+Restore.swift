@@ -43,7 +43,7 @@ extension NodeEngine {
         await perform(machine.restore(saved, clockSynchronized: clockSynchronized, at: now), now: now)
         step("write_ms", since: mark)
         step("took_ms", since: began)
-        logger.info("timers ready", metadata: steps.merging(["count": "\(machine.timers.count)"]) { $1 })
+        logger.info("timers ready", metadata: steps.merging(["count": "\(machine.board.timers.count)"]) { $1 })
         // No prune here: it comes with the first write after the connect's republish (a
         // prune of a large history and the WAL checkpoint it triggers took 150 ms of a
         // restart of 10,000 timers before the first state went out).

@@ -262,20 +262,20 @@ actor NodeEngine {
                 var properties = MQTTProperties.none
                 if let correlation { properties.correlationData = correlation }
                 do { try await transport.publish(to: topic, payload: payload, retain: retain, properties: properties) } catch {
-                    publishFailed(topic, error, linkUp: machine.linkUp)
+                    publishFailed(topic, error, linkUp: machine.link.linkUp)
                 }
             case .publishSuperseding(let topic, let payload):
                 do { try await transport.publishSuperseding(to: topic, payload: payload) } catch {
-                    publishFailed(topic, error, linkUp: machine.linkUp)
+                    publishFailed(topic, error, linkUp: machine.link.linkUp)
                 }
             case .publishPlain(let topic, let payload, let confirmed):
                 guard let lane = transport.plainTopics else { continue }
                 do { try await lane.publish(to: topic, payload: payload, qos: confirmed ? .atLeastOnce : .atMostOnce) } catch {
-                    publishFailed(topic, error, linkUp: machine.plainLink.isUp)
+                    publishFailed(topic, error, linkUp: machine.link.plainLink.isUp)
                 }
             case .publishTracked(let topic, let payload, let retain, let token):
                 do { tokens[try await transport.publishTracked(to: topic, payload: payload, retain: retain)] = token } catch {
-                    publishFailed(topic, error, linkUp: machine.linkUp)
+                    publishFailed(topic, error, linkUp: machine.link.linkUp)
                 }
             case .flush:
                 transport.endBatch()
@@ -296,9 +296,9 @@ actor NodeEngine {
                 do { records = .success(try store.history(query)) } catch { records = .failure(error) }
                 var properties = MQTTProperties.none
                 if let correlation = reply.correlationData { properties.correlationData = correlation }
-                let payload = EngineMachine.historyReply(records, id: reply.id)
+                let payload = CommandGate.historyReply(records, id: reply.id)
                 do { try await transport.publish(to: reply.topic, payload: payload, retain: false, properties: properties) } catch {
-                    publishFailed(reply.topic, error, linkUp: machine.linkUp)
+                    publishFailed(reply.topic, error, linkUp: machine.link.linkUp)
                 }
             case .sound(let events):
                 // Each cue is placed on its due_ms relative to this instant (the write before

@@ -142,7 +142,7 @@ struct EngineHomeAssistantTests {
 
     @Test("a connect publishes the configs after the states, in chunks, one per pause; a drop ends the chunks, the next connect starts over")
     func chunked() async throws {
-        let count = EngineMachine.discoveryChunk + 2
+        let count = DiscoveryPart.chunk + 2
         let h = try await EngineHarness.make(config: "timers:\n" + (0..<count).map { "  - {id: t\($0), name: T\($0), spec: {kind: countdown, duration: 1h}}\n" }.joined())
         var start = h.journal.count
         await h.connect()
@@ -150,9 +150,9 @@ struct EngineHomeAssistantTests {
         let firstConfig = try #require(steps.firstIndex { $0.topic?.hasPrefix("homeassistant/") == true })
         let lastState = try #require(steps.lastIndex { $0.topic?.hasSuffix("/state") == true })
         #expect(lastState < firstConfig, "the states go first")
-        #expect(discoveryPublishes(h, from: start).count == EngineMachine.discoveryChunk)
+        #expect(discoveryPublishes(h, from: start).count == DiscoveryPart.chunk)
         #expect(await h.engine.nextDeadline() != nil)
-        await h.pass(EngineMachine.discoveryPauseMs)
+        await h.pass(DiscoveryPart.pauseMs)
         steps = discoveryPublishes(h, from: start)
         #expect(steps.count == count)
         #expect(Set(steps.compactMap(\.topic)) == Set((0..<count).map { config(h, "t\($0)") }))
@@ -162,13 +162,13 @@ struct EngineHomeAssistantTests {
         // Home Assistant's online: the same again, in chunks; a drop in between ends them.
         start = h.journal.count
         await h.engine.handle(.message(MQTTMessage(topic: "homeassistant/status", payload: Array("online".utf8), qos: .atLeastOnce)))
-        #expect(discoveryPublishes(h, from: start).count == EngineMachine.discoveryChunk)
+        #expect(discoveryPublishes(h, from: start).count == DiscoveryPart.chunk)
         await h.disconnect()
         await h.pass(1_000)
-        #expect(discoveryPublishes(h, from: start).count == EngineMachine.discoveryChunk, "none while disconnected")
+        #expect(discoveryPublishes(h, from: start).count == DiscoveryPart.chunk, "none while disconnected")
         start = h.journal.count
         await h.connect()
-        await h.pass(EngineMachine.discoveryPauseMs)
+        await h.pass(DiscoveryPart.pauseMs)
         #expect(discoveryPublishes(h, from: start).count == count)
     }
 
