@@ -264,7 +264,8 @@ public struct WatchModel: Sendable {
 
     /// Whether `update` is an event of a shown timer that rings the bell: a `countdown` cue,
     /// a `phase` change, `expired`, `alert` or `finished`, due within 2 s of `nowMs` (a late
-    /// or replayed event stays silent).
+    /// or replayed event stays silent). Any other event, including a type this version does not
+    /// know, is silent.
     public func rings(_ update: ControlUpdate, base: String, nowMs: Millis) -> Bool {
         guard case .message(let topic, let payload, _) = update else { return false }
         guard let id = Topics(base: base).timerID(ofEventTopic: topic), !id.isEmpty else { return false }
@@ -273,7 +274,7 @@ public struct WatchModel: Sendable {
         switch event.type {
         case .countdown, .phase, .expired, .alert, .finished:
             return abs(nowMs - event.dueMs) <= 2000
-        case .started, .halfway, .paused, .resumed, .adjusted, .skipped, .acknowledged, .cancelled, .scheduled, .reset, .rewound, .snoozed:
+        default:
             return false
         }
     }

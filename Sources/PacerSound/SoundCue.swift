@@ -16,7 +16,8 @@ public enum SoundCue: String, Sendable, CaseIterable, Hashable {
 
     /// The cue an event calls for, if any: segment starts, the countdown cues, completion and
     /// expiry. Pauses, commands that change nothing audible, and endings a person chose
-    /// (cancel, acknowledge) are silent.
+    /// (cancel, acknowledge) are silent, and so is any other event (a new type is silent until
+    /// it is given a cue here).
     public static func cue(for event: TimerEvent) -> SoundCue? {
         switch event.type {
         case .countdown: return .countdown
@@ -33,7 +34,7 @@ public enum SoundCue: String, Sendable, CaseIterable, Hashable {
             case .overtime?: return .finish
             case .idle?, .scheduled?, .paused?, .expired?, .finished?, .cancelled?, nil: return nil
             }
-        case .halfway, .paused, .resumed, .adjusted, .acknowledged, .cancelled, .scheduled, .reset, .snoozed:
+        default:
             return nil
         }
     }

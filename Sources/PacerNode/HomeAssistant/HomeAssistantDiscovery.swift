@@ -126,14 +126,9 @@ struct HomeAssistantDiscovery: Sendable, Equatable {
     ]
 
     /// The events the event entity fires: every event but the cues (`countdown`, `halfway`,
-    /// `alert`), which come every second or so and would flood Home Assistant's logbook.
-    static let eventTypes: [EventType] = EventType.allCases.filter { type in
-        switch type {
-        case .countdown, .halfway, .alert: false
-        case .started, .phase, .paused, .resumed, .adjusted, .skipped, .expired, .acknowledged, .finished,
-             .cancelled, .scheduled, .reset, .rewound, .snoozed: true
-        }
-    }
+    /// `alert`), which come every second or so and would flood Home Assistant's logbook. A new
+    /// event type is fired by default.
+    static let eventTypes: [EventType] = EventType.allCases.filter { ![.countdown, .halfway, .alert].contains($0) }
 
     /// The node's events carry `type`; Home Assistant's event entity wants `event_type`. The
     /// template passes every field through as an attribute, adds `event_type`, and renders
