@@ -92,8 +92,9 @@ extension SimpleTimerCommand {
         case .action(.skip): ("Go to the next segment (work → rest → …).", "pacer skip main")
         case .action(.back): ("Restart the current segment, or go to the previous one within its first 3 s.", "pacer back main")
         case .action(.ack): ("Acknowledge an expired timer (stops its alerts).", "pacer ack kitchen")
-        case .action(.start), .action(.adjust), .action(.snooze): preconditionFailure("\(self) takes an argument: a command of its own")
         case .delete: ("Delete a timer and clear its retained topics.", "pacer delete kitchen")
+        // `start`, `adjust`, `snooze` and any action that takes an argument: a command of its own.
+        default: preconditionFailure("\(self) takes an argument: a command of its own")
         }
     }
 }
