@@ -9,6 +9,9 @@ public enum TimerOperation: Sendable, Equatable {
     case adjust(seconds: Int)
     /// An expired timer runs again for N seconds, then expires again.
     case snooze(seconds: Int)
+    /// More of a running or paused run: `seconds` added to the current segment, `rounds` added
+    /// to an interval timer's rounds (at least one of the two).
+    case extend(seconds: Int?, rounds: Int?)
 
     /// Snooze length when none is given (`snooze` as a plain word): 60 s.
     public static let defaultSnoozeSeconds = 60

@@ -31,6 +31,8 @@ public enum EventType: String, Sendable, CaseIterable {
     case rewound
     /// `snooze`: `seconds` of extra time after expiry.
     case snoozed
+    /// `extend`: `seconds` added to the current segment and/or the run's `rounds` now.
+    case extended
 }
 
 /// Something that happened to a timer, with the instant it was due. Its document (the `event`
@@ -58,8 +60,10 @@ public struct TimerEvent: Sendable, Equatable {
     public var lateMs: Millis?
     /// For `finished`: when the run finished.
     public var finishedAtMs: Millis?
-    /// For `adjusted` and `snoozed`.
+    /// For `adjusted`, `snoozed` and `extended`.
     public var seconds: Int?
+    /// For `extended`: the run's rounds after more were added.
+    public var rounds: Int?
     /// For `finished`.
     public var reason: FinishReason?
     /// For `scheduled`: when the timer will start.
@@ -69,7 +73,7 @@ public struct TimerEvent: Sendable, Equatable {
         type: EventType, timer: String, revision: Int, dueMs: Millis, atMs: Millis,
         phase: Phase? = nil, label: String? = nil, round: Int? = nil, set: Int? = nil, cue: Int? = nil,
         lateMs: Millis? = nil, finishedAtMs: Millis? = nil, seconds: Int? = nil, reason: FinishReason? = nil,
-        startAtMs: Millis? = nil, nextLabel: String? = nil
+        startAtMs: Millis? = nil, nextLabel: String? = nil, rounds: Int? = nil
     ) {
         self.type = type
         self.timer = timer
@@ -87,6 +91,7 @@ public struct TimerEvent: Sendable, Equatable {
         self.reason = reason
         self.startAtMs = startAtMs
         self.nextLabel = nextLabel
+        self.rounds = rounds
     }
 
     /// Whether this event type is a cue (a beep that is worthless when late):
@@ -95,7 +100,7 @@ public struct TimerEvent: Sendable, Equatable {
         switch type {
         case .countdown, .halfway, .alert: true
         case .started, .phase, .paused, .resumed, .adjusted, .skipped, .expired, .acknowledged, .finished,
-             .cancelled, .scheduled, .reset, .rewound, .snoozed: false
+             .cancelled, .scheduled, .reset, .rewound, .snoozed, .extended: false
         }
     }
 
@@ -107,7 +112,7 @@ public struct TimerEvent: Sendable, Equatable {
         switch type {
         case .expired, .finished: true
         case .started, .phase, .countdown, .halfway, .paused, .resumed, .adjusted, .skipped, .alert, .acknowledged,
-             .cancelled, .scheduled, .reset, .rewound, .snoozed: false
+             .cancelled, .scheduled, .reset, .rewound, .snoozed, .extended: false
         }
     }
 

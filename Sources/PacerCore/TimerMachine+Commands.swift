@@ -61,6 +61,7 @@ extension TimerMachine {
         case .ack: return ack(at: t)
         case .adjust(let seconds): return adjust(seconds: seconds, at: t)
         case .snooze(let seconds): return snooze(seconds: seconds, at: t)
+        case .extend(let seconds, let rounds): return extend(seconds: seconds, rounds: rounds, at: t)
         }
     }
 
@@ -364,6 +365,73 @@ extension TimerMachine {
         bump(at: t)
         var event = event(.snoozed, due: t, index: run.index)
         event.seconds = seconds
+        return .success([event])
+    }
+
+    /// `extend`: more of the run. `seconds` lengthen the current segment (a work set that runs
+    /// long, a class that needs another minute); `rounds` add rounds to an interval timer, the
+    /// segments before the current one and the current one staying as they are.
+    private mutating func extend(seconds: Int?, rounds: Int?, at t: Millis) -> Result<[TimerEvent], CommandError> {
+        let run: Run
+        let pausedAt: Millis?
+        switch state {
+        case .running(let current): (run, pausedAt) = (current, nil)
+        case .paused(let current, let at): (run, pausedAt) = (current, at)
+        case .expired:
+            return refuse("extend", hint: "send snooze for more time, or ack")
+        case .idle, .scheduled, .finished, .cancelled:
+            return refuse("extend")
+        }
+        guard seconds != nil || rounds != nil else {
+            return invalid("extend needs seconds, rounds or both, e.g. {\"action\":\"extend\",\"seconds\":60}")
+        }
+        var extended = run
+        if let seconds {
+            let maxSeconds = TimerOperation.maxAdjustSeconds
+            guard seconds >= 1 && seconds <= maxSeconds else {
+                return invalid("extend takes 1 to \(maxSeconds) seconds, got \(seconds)")
+            }
+            if program.countsUp {
+                return refuse("extend", hint: "a stopwatch counts up and runs until it is finished")
+            }
+            guard let duration = run.durationMs, !run.overtime else {
+                return refuse("extend", hint: "the current segment is open-ended; it runs until it is skipped or finished")
+            }
+            let remaining = duration - ((pausedAt ?? t) - run.segmentStartMs)
+            let added = Millis(seconds) * 1000
+            if remaining + added > Durations.maxMs {
+                return invalid("extend would leave \(Durations.describe(remaining + added)) in the segment; at most 7 days are allowed")
+            }
+            extended.durationMs = duration + added
+        }
+        var longer: (spec: TimerSpec, program: Program)?
+        if let rounds {
+            guard spec.kind == .interval else {
+                return refuse("extend", hint: "only an interval timer has rounds to add; extend it by seconds")
+            }
+            let now = spec.rounds ?? 1
+            guard rounds >= 1 && rounds <= TimerSpec.maxRounds - now else {
+                return invalid("extend takes 1 to \(TimerSpec.maxRounds - now) rounds here (this timer has \(now) of at most \(TimerSpec.maxRounds)), got \(rounds)")
+            }
+            var newSpec = spec
+            newSpec.rounds = now + rounds
+            let newProgram: Program
+            do { newProgram = try newSpec.compile() } catch { return invalid(error.message) }
+            // The run keeps its place: what it has done and the segment it is in stay the same.
+            guard newProgram.count > run.index, Array(newProgram.segments[...run.index]) == Array(program.segments[...run.index]) else {
+                return refuse("extend", hint: "its rounds are over (it is past its last round, or its rounds are in sets); extend it by seconds")
+            }
+            longer = (newSpec, newProgram)
+        }
+        if let longer {
+            spec = longer.spec
+            program = longer.program
+        }
+        bump(at: t)
+        var event = event(.extended, due: t, index: run.index, phase: pausedAt == nil ? phase(of: run) : .paused)
+        event.seconds = seconds
+        event.rounds = longer?.program.rounds
+        state = pausedAt.map { .paused(run: extended, pausedAtMs: $0) } ?? .running(run: extended)
         return .success([event])
     }
 }

@@ -190,6 +190,14 @@ public struct CommandParser: Sendable {
             let seconds = try Self.optionalInt(o, .seconds, range: 1...Int64(ProtocolLimits.maxSnoozeSeconds)).map(Int.init)
                 ?? ProtocolLimits.defaultSnoozeSeconds
             return try command(.timer(id: try requireTimer(), operation: .snooze(seconds: seconds), spec: nil, name: nil), allowed: [.seconds])
+        case (.extend?, _):
+            let seconds = try Self.optionalInt(o, .seconds, range: 1...maxAdjust).map(Int.init)
+            let rounds = try Self.optionalInt(o, .rounds, range: 1...Int64(TimerSpec.maxRounds)).map(Int.init)
+            guard seconds != nil || rounds != nil else {
+                throw ReplyError(.invalidArgument, "\"extend\" needs \"seconds\" (1 to \(maxAdjust)) or \"rounds\" (1 to \(TimerSpec.maxRounds)), e.g. {\"action\":\"extend\",\"seconds\":60} or {\"action\":\"extend\",\"rounds\":2}")
+            }
+            return try command(.timer(id: try requireTimer(), operation: .extend(seconds: seconds, rounds: rounds), spec: nil, name: nil),
+                               allowed: [.seconds, .rounds])
         case (let other?, _):
             // Every other timer action takes no argument and was read above (`plainOperation`).
             throw ReplyError(.unknownAction, "\"\(other.rawValue)\" takes no arguments; send {\"action\":\"\(other.rawValue)\"}")

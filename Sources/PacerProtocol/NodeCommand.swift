@@ -125,6 +125,9 @@ extension NodeCommand {
                 }
             case .adjust(let seconds), .snooze(let seconds):
                 o[.seconds] = .int(seconds)
+            case .extend(let seconds, let rounds):
+                if let seconds { o[.seconds] = .int(seconds) }
+                if let rounds { o[.rounds] = .int(rounds) }
             case .pause, .resume, .toggle, .cancel, .reset, .finish, .skip, .back, .ack:
                 break
             }

@@ -4,14 +4,14 @@ public import PacerCore
 /// the node's command parser, the control commands, Home Assistant's buttons and the help
 /// texts are built from. The core knows the operations (`TimerOperation`), not their words.
 public enum TimerAction: String, Sendable, CaseIterable {
-    case start, pause, resume, toggle, cancel, reset, finish, skip, back, adjust, ack, snooze
+    case start, pause, resume, toggle, cancel, reset, finish, skip, back, adjust, ack, snooze, extend
 
     /// The plain word that starts a timer over when it runs or is paused (`start` with
     /// `"restart": true`).
     public static let restartWord = "restart"
 
     /// The operation of an action that takes no argument (`pause`, `ack`, ...); nil for
-    /// `start`, `adjust` and `snooze`, which take some.
+    /// `start`, `adjust`, `snooze` and `extend`, which take some.
     public var plainOperation: TimerOperation? {
         switch self {
         case .pause: .pause
@@ -23,7 +23,7 @@ public enum TimerAction: String, Sendable, CaseIterable {
         case .skip: .skip
         case .back: .back
         case .ack: .ack
-        case .start, .adjust, .snooze: nil
+        case .start, .adjust, .snooze, .extend: nil
         }
     }
 
@@ -31,13 +31,14 @@ public enum TimerAction: String, Sendable, CaseIterable {
     public static var plain: [TimerAction] { allCases.filter { $0.plainOperation != nil } }
 
     /// The plain words a timer's `cmd` topic takes for its actions, for help texts:
-    /// `start, restart, pause, …, ack, snooze, snooze N, +N, -N`.
+    /// `start, restart, pause, …, ack, snooze, snooze N, extend N, +N, -N`.
     public static var words: [String] {
         allCases.flatMap { action -> [String] in
             switch action {
             case .start: [action.rawValue, restartWord]
             case .adjust: []  // written +N / -N (or "adjust N"), listed last
             case .snooze: [action.rawValue, "\(action.rawValue) N"]
+            case .extend: ["\(action.rawValue) N"]
             case .pause, .resume, .toggle, .cancel, .reset, .finish, .skip, .back, .ack: [action.rawValue]
             }
         } + ["+N", "-N"]
@@ -60,12 +61,13 @@ extension TimerOperation {
         case .ack: .ack
         case .adjust: .adjust
         case .snooze: .snooze
+        case .extend: .extend
         }
     }
 
     /// Parses a plain-word command of a timer's `cmd` topic: `start`, `restart`, `pause`,
     /// `resume`, `toggle`, `cancel`, `reset`, `finish`, `skip`, `back`, `ack`, `snooze` (60 s),
-    /// `snooze 120`, `adjust 30`, `+30`, `-10`. Nil for anything else.
+    /// `snooze 120`, `adjust 30`, `extend 60` (seconds), `+30`, `-10`. Nil for anything else.
     public init?(word: String) {
         let text: String
         if word.utf8.allSatisfy({ $0 < 0x80 }) {
@@ -87,6 +89,7 @@ extension TimerOperation {
             switch TimerAction(rawValue: String(parts[0])) {
             case .snooze?: self = .snooze(seconds: seconds); return
             case .adjust?: self = .adjust(seconds: seconds); return
+            case .extend?: self = .extend(seconds: seconds, rounds: nil); return
             default: return nil
             }
         }
@@ -107,7 +110,7 @@ extension TimerOperation {
         switch action {
         case .start: self = .start(spec: nil, startAt: nil, restart: false)
         case .snooze: self = .snooze(seconds: TimerOperation.defaultSnoozeSeconds)
-        case .adjust: return nil  // needs its seconds
+        case .adjust, .extend: return nil  // needs its seconds
         case .pause, .resume, .toggle, .cancel, .reset, .finish, .skip, .back, .ack:
             guard let operation = action.plainOperation else { return nil }
             self = operation

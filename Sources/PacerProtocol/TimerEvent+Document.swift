@@ -23,6 +23,7 @@ extension TimerEvent {
             object[.finishedAtMs] = .int(finishedAtMs)
         }
         if let seconds { object[.seconds] = .int(seconds) }
+        if let rounds { object[.rounds] = .int(rounds) }
         if let reason { object[.reason] = .string(reason.rawValue) }
         if let startAtMs {
             object[.startAt] = .string(iso8601(ms: startAtMs))
@@ -65,7 +66,8 @@ extension TimerEvent {
             seconds: json[.seconds]?.int,
             reason: json[.reason]?.string.flatMap(FinishReason.init(rawValue:)),
             startAtMs: json[.startAtMs]?.int64,
-            nextLabel: json[.nextLabel]?.string
+            nextLabel: json[.nextLabel]?.string,
+            rounds: json[.rounds]?.int
         )
     }
 }

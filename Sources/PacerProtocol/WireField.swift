@@ -42,13 +42,13 @@ public enum WireField: String, Sendable, CaseIterable {
     /// A timer's event (`TimerEvent.json`): the first five always, the others when they apply.
     public static let ofEvent: [WireField] = [
         .type, .timer, .revision, .dueMs, .atMs, .phase, .label, .nextLabel, .round, .set, .cue, .lateMs,
-        .finishedAt, .finishedAtMs, .seconds, .reason, .startAt, .startAtMs,
+        .finishedAt, .finishedAtMs, .seconds, .rounds, .reason, .startAt, .startAtMs,
     ]
 
     /// A command's (`NodeCommand.json`, `CommandParser`), and a `start` with a preset carries the
     /// preset's own parameters beside them.
     public static let ofCommand: [WireField] = [
-        .action, .id, .at, .ifRevision, .timer, .spec, .name, .restart, .startAt, .preset, .seconds, .since, .limit,
+        .action, .id, .at, .ifRevision, .timer, .spec, .name, .restart, .startAt, .preset, .seconds, .rounds, .since, .limit,
         .workout, .athlete, .colour, .maxHR, .muted, .volume,
     ]
 

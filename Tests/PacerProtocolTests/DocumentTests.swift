@@ -63,7 +63,7 @@ struct DocumentTests {
         #expect(seen == Set(WireField.ofState.map(\.rawValue)))
         #expect(m.snapshot(at: t0).listEntry.object.map { Set($0.keys) } == Set(WireField.ofListEntry.map(\.rawValue)))
         let every = TimerEvent(type: .finished, timer: "t1", revision: 1, dueMs: 0, atMs: 1, phase: .work, label: "a", round: 1, set: 1,
-                               cue: 3, lateMs: 1, finishedAtMs: 0, seconds: 5, reason: .completed, startAtMs: 0, nextLabel: "b")
+                               cue: 3, lateMs: 1, finishedAtMs: 0, seconds: 5, reason: .completed, startAtMs: 0, nextLabel: "b", rounds: 8)
         #expect(Set(every.json.object!.keys) == Set(WireField.ofEvent.map(\.rawValue)))
         #expect(TimerEvent(event: every.json) == every)
     }

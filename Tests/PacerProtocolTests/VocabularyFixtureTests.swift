@@ -83,7 +83,7 @@ struct VocabularyFixtureTests {
         for action in TimerAction.allCases {
             var json: [String: JSONValue] = [:]
             json[.action] = .string(action.rawValue)
-            if action == .adjust { json[.seconds] = 30 }
+            if action == .adjust || action == .extend { json[.seconds] = 30 }
             let command = try parser.parse(JSONValue.object(json).jsonBytes, timerID: "t1").get()
             #expect(command.action == action.rawValue)
         }

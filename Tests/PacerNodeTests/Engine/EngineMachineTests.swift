@@ -309,4 +309,22 @@ struct EngineMachineTests {
         #expect(told.map(\.due) == sounded, "\(told) vs \(sounded)")
         for (at, due) in told { #expect(due - at == 300, "told at \(at) for \(due)") }  // the lead and 100 ms to spare
     }
+
+    @Test("extend through the node: the extended event is written with the timer, then the state with the new rounds and the reply; a refusal writes nothing")
+    func extend() throws {
+        var m = try Self.machine(hasStore: true)
+        Self.step(&m, .connection(.connected(sessionPresent: false)), at: 0, result: { _ in .success(StoreCommit()) })
+        Self.step(&m, Self.command(["action": "start", "spec": ["kind": "interval", "work": "20s", "rest": "10s", "rounds": 2]], timer: "hiit"), at: 1_000,
+                  result: { _ in .success(StoreCommit()) })
+        let (batch, effects) = Self.step(&m, Self.command(["action": "extend", "rounds": 3, "seconds": 30], timer: "hiit"), at: 6_000,
+                                         result: { _ in .success(StoreCommit()) })
+        #expect(batch.upsertTimers.map(\.id) == ["hiit"])
+        #expect(batch.appendEvents.map(\.type) == ["extended"])
+        let published = Self.published(effects)
+        let state = try #require(published.last { $0.topic == "\(Self.base)/timers/hiit/state" }?.json)
+        #expect(state["rounds"] == 5 && state["remaining_ms"] == 45_000)
+        #expect(published.last?.json?["ok"] == true)
+        let refused = Self.step(&m, Self.command(["action": "extend", "rounds": 1], timer: "nope"), at: 7_000)
+        #expect(refused.0.isEmpty && Self.published(refused.1).last?.json?["error"]?["code"] == "unknown_timer")
+    }
 }
