@@ -2,9 +2,11 @@ public import PacerCore
 import PacerStore
 
 extension HistoryReport {
-    /// The CSV columns of `pacer history --csv`. `recovery_s`: seconds into a rest to the
-    /// recovery target, or `not reached`; `effort_points` on the whole run's line.
-    static let classCSVHeader = "timer,run_started,ended,athlete,name,segment,phase,round,avg_bpm,peak_bpm,recovery_bpm,recovery_target_bpm,recovery_s,z0_s,z1_s,z2_s,z3_s,z4_s,z5_s,effort_points"
+    /// The CSV columns of `pacer history --csv` (the page's "Download CSV" writes the same). The
+    /// results come last, so that the earlier columns keep their places: `recovery_target_bpm`
+    /// and `recovery_s` (seconds into a rest to the target, or `not reached`) on a rest's line,
+    /// `effort_points` on the whole run's.
+    static let classCSVHeader = "timer,run_started,ended,athlete,name,segment,phase,round,avg_bpm,peak_bpm,recovery_bpm,z0_s,z1_s,z2_s,z3_s,z4_s,z5_s,recovery_target_bpm,recovery_s,effort_points"
 
     /// A rest's `recovery_s` cell: seconds to the target (one decimal), `not reached`, or empty
     /// when the rest has no target (the page's `recoveryCell` writes the same).
@@ -45,8 +47,8 @@ extension HistoryReport {
                 }
                 let cells = [summary["timer"]?.string ?? "", started, summary["ended"]?.string ?? "", id, athlete["name"]?.string ?? id,
                              row.segment, row.phase, row.round, number(row.figures["avg_bpm"]), number(row.figures["peak_bpm"]),
-                             number(row.figures["recovery_bpm"]), number(row.figures["recovery_target_bpm"]),
-                             recoveryCell(row.figures)] + zones + [row.phase == "total" ? number(row.figures["effort_points"]) : ""]
+                             number(row.figures["recovery_bpm"])] + zones
+                    + [number(row.figures["recovery_target_bpm"]), recoveryCell(row.figures), row.phase == "total" ? number(row.figures["effort_points"]) : ""]
                 lines.append(cells.map(csvField).joined(separator: ","))
             }
         }

@@ -168,8 +168,8 @@ struct AthleteRoster: Equatable {
         return .object(o)
     }
 
-    /// The member of a profile, an athlete's state and the list entries: false when the athlete
-    /// is kept off leaderboards (docs/API.md, "Athletes").
+    /// The member of a profile, an athlete's state (always) and the list's entries (only when
+    /// false): false when the athlete is kept off leaderboards (docs/API.md, "Athletes").
     static let leaderboardKey = "leaderboard"
     /// The member of an athlete's state with their effort points in the run being recorded.
     static let effortPointsKey = "effort_points"
@@ -206,7 +206,8 @@ struct AthleteRoster: Equatable {
         var list: [String: JSONValue] = ["absent_after_ms": .int(settings.absentAfterMs), "stale_after_ms": .int(staleAfterMs)]
         list[.athletes] = .array(ids.map { id in
             var entry = AthleteEntry(id: id, name: profile(id).name ?? id, colour: profile(id).colour, maxHR: maxHR(id), present: present[id] != nil).json
-            if case .object(var o) = entry { o[Self.leaderboardKey] = .bool(isRanked(id)); entry = .object(o) }
+            // Only an opted-out athlete's entry says so: the list of everyone else is as it was.
+            if !isRanked(id), case .object(var o) = entry { o[Self.leaderboardKey] = .bool(false); entry = .object(o) }
             return entry
         })
         list[.asOfMs] = .int(now)

@@ -33,6 +33,50 @@ import Testing
         #expect(table.json == .array([0, 0, 1, 2, 3, 4].map { .int($0) }))
     }
 
+    // MARK: - The configuration
+
+    private static func load(_ yaml: String) throws -> Result<NodeConfiguration, ConfigurationError> {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pacer-hr-config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("pacer.yaml").path
+        try ("node: gym\n" + yaml).write(toFile: file, atomically: false, encoding: .utf8)
+        do { return .success(try NodeConfiguration.load(flags: .init(configFile: file), environment: [:], hostname: "box")) } catch {
+            return .failure(error)
+        }
+    }
+
+    @Test func recoveryEffortPointsAndTheLeaderboardChoiceAreConfigured() throws {
+        let c = try Self.load("""
+            heart_rate:
+              recovery: {below_bpm: 115}
+              effort_points: {zone3: 5, zone5: 9}
+              athletes:
+                topic: hr/+
+                profiles:
+                  - {id: bo, leaderboard: false}
+            """).get()
+        #expect(c.heartRate.recovery == RecoveryTarget(.belowBPM(115)))
+        #expect(c.heartRate.effortPoints.perMinute == [0, 1, 5, 3, 9])
+        #expect(c.heartRate.athletes?.profiles.first?.leaderboard == false)
+        let defaults = try Self.load("heart_rate: {max_hr: 190}\n").get()
+        #expect(defaults.heartRate.recovery == .standard && defaults.heartRate.effortPoints == .standard)
+    }
+
+    @Test func badResultsSettingsNameTheKeyAndTheFix() throws {
+        for (yaml, key, words) in [
+            ("heart_rate: {effort_points: {zone6: 5}}\n", "heart_rate.effort_points.zone6", "expected one of: zone1, zone2, zone3, zone4, zone5"),
+            ("heart_rate: {effort_points: {zone2: -1}}\n", "heart_rate.effort_points.zone2", "between 0 and 100"),
+            ("heart_rate: {recovery: {below_pct: 60}}\n", "heart_rate.recovery.below_pct", "expected one of: below_bpm, below_pct_max"),
+            ("heart_rate: {recovery: {below_pct_max: 65, below_bpm: 120}}\n", "heart_rate.recovery", "not both"),
+            ("heart_rate: {recovery: {below_pct_max: 99}}\n", "heart_rate.recovery.below_pct_max", "between 30 and 95"),
+            ("heart_rate: {athletes: {topic: hr/+, profiles: [{id: bo, leaderboard: maybe}]}}\n", "heart_rate.athletes.profiles[0].leaderboard", "true or false"),
+        ] {
+            guard case .failure(let error) = try Self.load(yaml) else { Issue.record("accepted: \(yaml)"); continue }
+            #expect(error.problems.contains { $0.key == key && $0.reason.contains(words) }, "\(yaml): \(error.problems)")
+        }
+    }
+
     // MARK: - The recorder
 
     private static func segment(_ index: Int, _ phase: Phase, startMs: Millis) -> ClassRecorder.Segment {
@@ -185,6 +229,20 @@ import Testing
         #expect(String(decoding: try Data(contentsOf: file), as: UTF8.self) == xml, "class-summary-a.tcx is not what ClassTCX writes")
     }
 
+    /// The CSV both writers must make of the fixture summary (`pacer history --csv` here, the
+    /// page's "Download CSV" in Tests/page/classview.test.mjs); PACER_UPDATE_FIXTURES=1 writes it again.
+    @Test func theSharedCSVFixtureIsWhatTheNodeWrites() throws {
+        let summary = try Self.fixtureSummary()
+        let csv = ([HistoryReport.classCSVHeader] + HistoryReport.classCSVLines(summary)).joined(separator: "\n") + "\n"
+        let file = Self.fixtures.appendingPathComponent("protocol/class-summary.csv")
+        if ProcessInfo.processInfo.environment["PACER_UPDATE_FIXTURES"] == "1" {
+            try csv.write(to: file, atomically: true, encoding: .utf8)
+        }
+        #expect(String(decoding: try Data(contentsOf: file), as: UTF8.self) == csv, "class-summary.csv is not what pacer history --csv writes")
+        // The recovery columns: a rest with a target has a time or "not reached".
+        #expect(csv.contains("not reached") || csv.split(separator: "\n").contains { $0.contains(",rest,") && $0.split(separator: ",").count >= 13 })
+    }
+
     /// Series → TCX → read back (Foundation's XML parser, not our writer): the same instants and
     /// bpm (whole bpm: TCX holds whole numbers), the laps where the segments are.
     @Test func theSeriesSurvivesTheRoundTrip() throws {
@@ -209,7 +267,7 @@ import Testing
         #expect(read.points.map(\.time) == expected.map(\.0))
         #expect(read.points.map(\.bpm) == expected.map(\.1))
         #expect(read.laps.map(\.start) == [iso8601(ms: 1_795_000_000_000), iso8601(ms: 1_795_000_006_000)])
-        #expect(read.laps.map(\.points) == [3, 2], "the points at 1, 3, 7 s are the work's; 9, 15 s the rest's")
+        #expect(read.laps.map(\.points) == [2, 3], "the points at 1 and 3 s are the work's (0–6 s); 7, 9 and 15 s the rest's")
         #expect(read.laps.map(\.seconds) == ["6", "10"] && read.laps.map(\.intensity) == ["Active", "Resting"])
         #expect(read.laps.map(\.average) == [127, nil])
         #expect(read.notes == "Pacer class class · Alice & <Co>")
