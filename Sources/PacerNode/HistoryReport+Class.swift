@@ -2,8 +2,19 @@ public import PacerCore
 import PacerStore
 
 extension HistoryReport {
-    /// The CSV columns of `pacer history --csv` (the page's "Download CSV" writes the same).
-    static let classCSVHeader = "timer,run_started,ended,athlete,name,segment,phase,round,avg_bpm,peak_bpm,recovery_bpm,z0_s,z1_s,z2_s,z3_s,z4_s,z5_s"
+    /// The CSV columns of `pacer history --csv` (the page's "Download CSV" writes the same). The
+    /// results come last, so that the earlier columns keep their places: `recovery_target_bpm`
+    /// and `recovery_s` (seconds into a rest to the target, or `not reached`) on a rest's line,
+    /// `effort_points` on the whole run's.
+    static let classCSVHeader = "timer,run_started,ended,athlete,name,segment,phase,round,avg_bpm,peak_bpm,recovery_bpm,z0_s,z1_s,z2_s,z3_s,z4_s,z5_s,recovery_target_bpm,recovery_s,effort_points"
+
+    /// A rest's `recovery_s` cell: seconds to the target (one decimal), `not reached`, or empty
+    /// when the rest has no target (the page's `recoveryCell` writes the same).
+    static func recoveryCell(_ figures: JSONValue) -> String {
+        guard figures["recovery_target_bpm"]?.int != nil else { return "" }
+        guard let ms = figures["recovery_ms"]?.int64 else { return "not reached" }
+        return format1(Double(ms) / 1000)
+    }
 
     /// `pacer history --csv`: the class summaries among the newest events, one line per
     /// athlete and segment and one for the athlete's whole run; oldest run first.
@@ -37,6 +48,7 @@ extension HistoryReport {
                 let cells = [summary["timer"]?.string ?? "", started, summary["ended"]?.string ?? "", id, athlete["name"]?.string ?? id,
                              row.segment, row.phase, row.round, number(row.figures["avg_bpm"]), number(row.figures["peak_bpm"]),
                              number(row.figures["recovery_bpm"])] + zones
+                    + [number(row.figures["recovery_target_bpm"]), recoveryCell(row.figures), row.phase == "total" ? number(row.figures["effort_points"]) : ""]
                 lines.append(cells.map(csvField).joined(separator: ","))
             }
         }
@@ -68,5 +80,47 @@ extension HistoryReport {
     static func csvField(_ text: String) -> String {
         guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
         return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
+
+extension HistoryReport {
+    /// `pacer history --tcx`: the TCX file of `athlete` in one class run (ClassTCX): the run that
+    /// was going at `run` (ISO 8601 or epoch ms), else the newest run the athlete has heart rate in.
+    /// - Returns: the file name to write it to and the document.
+    public static func classTCX(dataDirectory: String, timer: String?, athlete: String, run: String?,
+                                now: Millis = NodeClock.systemWallClock()) throws -> (fileName: String, xml: String) {
+        do { try TimerMachine.validateID(athlete) } catch { throw Failure(description: "--athlete: \(error.message)") }
+        let at = try run.map { text in
+            if let ms = Int64(text), ms > 100_000_000_000 { return ms }
+            if case .success(let ms) = ISO8601.parse(text) { return ms }
+            throw Failure(description: "--run takes an instant during the run: ISO 8601 like 2026-11-22T18:00:00Z (the run_started column of --csv) or epoch ms, got '\(text)'")
+        }
+        let summaries = try records(dataDirectory: dataDirectory, timer: timer, since: nil, limit: 100_000, now: now)
+            .filter { $0.type == ClassRecorder.eventType }.compactMap { JSONCoding.decode($0.payload) }
+        let hasAthlete = { (s: JSONValue) in s["athletes"]?.array?.contains { $0["id"]?.string == athlete } == true }
+        let chosen: JSONValue?
+        if let at {
+            chosen = summaries.first { s in
+                guard let start = s["started_at_ms"]?.int64, let end = s["due_ms"]?.int64 else { return false }
+                return start <= at && at <= end
+            }
+            guard let chosen else { throw Failure(description: "no class run was going at \(iso8601(ms: at))" + (timer.map { " on timer '\($0)'" } ?? "") + "; `pacer history --csv` lists the runs (run_started)") }
+            guard hasAthlete(chosen) else {
+                let ids = chosen["athletes"]?.array?.compactMap { $0["id"]?.string } ?? []
+                throw Failure(description: "athlete '\(athlete)' has no heart rate in the run of \(iso8601(ms: chosen["started_at_ms"]?.int64 ?? 0))"
+                              + (ids.isEmpty ? "" : "; its athletes: \(ids.joined(separator: ", "))"))
+            }
+        } else {
+            chosen = summaries.first(where: hasAthlete)
+        }
+        guard let summary = chosen else {
+            throw Failure(description: "no class run with athlete '\(athlete)'" + (timer.map { " on timer '\($0)'" } ?? "")
+                          + " in the history (a class_hr timer records one; `pacer history --csv` lists the runs)")
+        }
+        do {
+            return (ClassTCX.fileName(summary: summary, athlete: athlete), try ClassTCX.document(summary: summary, athlete: athlete))
+        } catch {
+            throw Failure(description: error.description)
+        }
     }
 }

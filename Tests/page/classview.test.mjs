@@ -43,7 +43,7 @@ test("a stale tile is blank: by the node's word, or by the page's clock when the
     assert.equal(t.bpm, "");
     assert.equal(t.pct, "");
     assert.equal(t.zoneColour, null);
-    assert.equal(t.zoneText, "no signal");
+    assert.equal(t.zoneText, "no recent reading"); // stale; "no signal" needs the bridge's word (results.test.mjs)
     assert.equal(t.stale, true);
     assert.equal(t.name, "Alice");
   }
@@ -90,7 +90,7 @@ test("the summary's table: a row per athlete and segment with its figures, then 
   assert.equal(row.avg, seg.avg_bpm.toFixed(1));
   assert.equal(row.peak, String(seg.peak_bpm));
   assert.equal(summary.segments[seg.segment].phase, "rest");
-  assert.equal(row.recovery, (seg.recovery_bpm > 0 ? "↓ " : "↑ ") + Math.abs(seg.recovery_bpm));
+  assert.equal(row.recovery, (seg.recovery_bpm > 0 ? "↓ " : "↑ ") + Math.abs(seg.recovery_bpm) + " · " + C.recoveryTime(seg));
   assert.equal(C.recoveryText(12), "↓ 12");
   assert.equal(C.recoveryText(-5), "↑ 5");
   assert.equal(C.recoveryText(undefined), "");
@@ -132,14 +132,14 @@ test("the chart: a band per segment across the plot, a line per athlete inside i
 
 test("the CSV: a header, a line per athlete and segment and a whole-run line, times in seconds", () => {
   const lines = C.summaryCSV(summary).trim().split("\n");
-  assert.equal(lines[0], "timer,athlete,name,segment,phase,avg_bpm,peak_bpm,recovery_bpm,z0_s,z1_s,z2_s,z3_s,z4_s,z5_s");
+  assert.equal(lines[0], "timer,run_started,ended,athlete,name,segment,phase,round,avg_bpm,peak_bpm,recovery_bpm,z0_s,z1_s,z2_s,z3_s,z4_s,z5_s,recovery_target_bpm,recovery_s,effort_points");
   assert.equal(lines.length - 1, summary.athletes.reduce((n, a) => n + a.segments.length + 1, 0));
   const a = summary.athletes[0], s = a.segments[0];
   const cells = lines[1].split(",");
-  assert.equal(cells[1], a.id);
-  assert.equal(Number(cells[5]), s.avg_bpm);
-  assert.equal(Number(cells[8]) * 1000, s.zone_ms[0]);
-  assert.equal(C.summaryCSV({ timer: "t", segments: [], athletes: [{ id: "q", name: 'A "B", C', segments: [], zone_ms: [] }] }).split("\n")[1], 't,q,"A ""B"", C",whole run,total,,,,0.0,0.0,0.0,0.0,0.0,0.0');
+  assert.equal(cells[3], a.id);
+  assert.equal(Number(cells[8]), s.avg_bpm);
+  assert.equal(Number(cells[11]) * 1000, s.zone_ms[0]);
+  assert.equal(C.summaryCSV({ timer: "t", segments: [], athletes: [{ id: "q", name: 'A "B", C', segments: [], zone_ms: [] }] }).split("\n")[1], 't,,,q,"A ""B"", C",whole run,total,,,,,0.0,0.0,0.0,0.0,0.0,0.0,,,');
 });
 
 test("the wall page's Class link: only for a node with a class, carrying what class.js reads", () => {

@@ -102,7 +102,18 @@ function literals(text) {
 // --- Topics -------------------------------------------------------------------------------
 
 /** Each listed topic as levels, the base as its default (`pacer/<node>`). */
-const patterns = Object.values(vocabulary.topics).map((t) => t.replace("<base>", vocabulary.default_base).split("/"));
+// Besides the node's, the class view reads the strap bridge's retained topics (examples/hr-bridge:
+// `<status topic>/status` and `<status topic>/straps/<strap>`, the status topic `hr-bridge/<host>`
+// by default): its own wire, checked here against the bridge's code rather than PacerProtocol's.
+const bridge = read("examples/hr-bridge/bridge.py") + read("examples/hr-bridge/hr_bridge.py");
+const bridgeTopics = ["hr-bridge/+/status", "hr-bridge/+/straps/+"];
+test("the strap bridge's topics the class view reads are the bridge's", () => {
+  assert.ok(bridge.includes('f"{self.status_topic}/straps/{strap.id}"'), "bridge.py: the strap state topic");
+  assert.ok(bridge.includes('default=f"hr-bridge/{host}"'), "hr_bridge.py: the default status topic");
+  assert.ok(bridge.includes('f"{status_topic}/status"'), "bridge.py: the bridge's status topic");
+});
+const patterns = Object.values(vocabulary.topics).map((t) => t.replace("<base>", vocabulary.default_base).split("/"))
+  .concat(bridgeTopics.map((t) => t.split("/")));
 const mediaType = /^(application|audio|font|image|multipart|text|video)\//;
 
 /** A literal that reads as a piece of a topic: levels of a-z, 0-9 and `_`, `+`, `#`, with a `/`. */

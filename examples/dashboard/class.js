@@ -1,11 +1,15 @@
 // The class view (class.html): one timer's clock and a tile per athlete, from the
 // node's retained topics (`<base>/athletes`, `<base>/athletes/<id>/state`); after a run, the
-// class summary (`<base>/timers/<id>/class`) as a chart and a table. Read-only: it sends only
-// clock requests on `<base>/time`. The logic lives in classview.js and clock.js.
-// URL: class.html?node=<node>&timer=<id> (also ?base=, ?broker=, ?user=&pass=, ?summary=1).
+// class summary (`<base>/timers/<id>/class`) as a chart, a leaderboard by effort points, a table
+// and a TCX file per athlete. The strap bridge's retained strap states (`hr-bridge/+/straps/+`)
+// add each strap's battery and "no signal". Read-only: it sends only clock requests on
+// `<base>/time`. The logic lives in classview.js, tcx.js and clock.js.
+// URL: class.html?node=<node>&timer=<id> (also ?base=, ?broker=, ?user=&pass=, ?summary=1,
+// ?board=live: the leaderboard during the run too; ?straps=<the bridge's --status-topic prefix>).
 import * as PacerMQTT from "./mqtt.js";
 import { valueAt, fmt } from "./clock.js";
 import * as C from "./classview.js";
+import { tcxDocument, tcxFileName } from "./tcx.js";
 import { legacyBroker } from "./legacy.js";
 import { ClockOffset } from "./offset.js"; // the node's clock offset, as the wall page measures it
 
@@ -13,7 +17,8 @@ import { ClockOffset } from "./offset.js"; // the node's clock offset, as the wa
 const legacy = legacyBroker(location.search, location.href);
 const q = new URLSearchParams(legacy ? legacy.search : location.search);
 const brokerURL = q.get("broker") || PacerMQTT.defaultBroker(location.href);
-const cfg = { node: q.get("node"), base: q.get("base"), timer: q.get("timer"), showSummary: q.get("summary") === "1" };
+const cfg = { node: q.get("node"), base: q.get("base"), timer: q.get("timer"), showSummary: q.get("summary") === "1",
+  liveBoard: q.get("board") === "live", straps: (q.get("straps") || "hr-bridge").replace(/\/+$/, "") };
 const localNow = () => performance.timeOrigin + performance.now();
 const $ = (id) => document.getElementById(id);
 const PHASE_TEXT = { idle: "Ready", scheduled: "Starts in", prepare: "Get ready", work: "Work", rest: "Rest", set_rest: "Set rest",
@@ -22,7 +27,7 @@ const PHASE_TEXT = { idle: "Ready", scheduled: "Starts in", prepare: "Get ready"
 
 const clock = new ClockOffset({ fromStates: true });
 const app = { base: null, up: false, get offset() { return clock.offset; }, timer: null, states: new Map(), list: null, summary: null, hidden: false,
-  pending: new Map(), seq: 0, tick: null };
+  pending: new Map(), seq: 0, tick: null, straps: new Map(), bridges: new Map() };
 const clientId = "pacer-class-" + Math.random().toString(36).slice(2, 10);
 const client = new PacerMQTT.Client(brokerURL, { clientId, keepalive: 10, username: q.get("user") || undefined, password: q.get("pass") || undefined });
 const nodeNow = () => clock.nodeAt(localNow());
@@ -39,10 +44,21 @@ function setBase(base) {
 client.on("connect", () => {
   app.up = true;
   if (cfg.base || cfg.node) setBase(cfg.base || "pacer/" + cfg.node); else client.subscribe("pacer/+/info", 1);
+  // The strap bridge's retained states (examples/hr-bridge): battery and contact per strap.
+  client.subscribe([cfg.straps + "/+/straps/+", cfg.straps + "/+/status"], 1);
   render();
 });
 client.on("close", () => { app.up = false; clock.reset(); render(); });
 client.on("message", (msg) => {
+  if (msg.topic.startsWith(cfg.straps + "/")) {
+    if (/\/straps\/[^/]+$/.test(msg.topic)) {
+      let st = null;
+      try { st = msg.payload ? JSON.parse(msg.payload) : null; } catch (e) { st = null; }
+      if (st) app.straps.set(msg.topic, st); else app.straps.delete(msg.topic);
+    } else if (/\/status$/.test(msg.topic)) app.bridges.set(msg.topic.replace(/\/status$/, ""), String(msg.payload || ""));
+    render();
+    return;
+  }
   if (!app.base) {
     const m = /^(pacer\/[^/]+)\/info$/.exec(msg.topic);
     if (m && msg.payload) setBase(m[1]);
@@ -107,7 +123,7 @@ function render() {
   }
   // The tiles.
   const staleMs = app.list && typeof app.list.stale_after_ms === "number" ? app.list.stale_after_ms : 10000;
-  const models = C.tiles(app.states, now, staleMs, app.list);
+  const models = C.tiles(app.states, now, staleMs, app.list, app.straps, app.bridges);
   const box = $("tiles");
   const summaryShown = !$("summary").hidden;
   const area = box.getBoundingClientRect();
@@ -125,10 +141,12 @@ function render() {
     if (!tile) {
       tile = document.createElement("div");
       tile.className = "tile"; tile.dataset.athlete = m.id;
-      tile.innerHTML = '<div class="tile-head"><span class="tile-name"></span><span class="tile-pct"></span></div><div class="tile-bpm"><span></span><small>bpm</small></div><div class="tile-zone"></div>';
+      tile.innerHTML = '<div class="tile-head"><span class="tile-name"></span><span class="tile-pct"></span></div><div class="tile-bpm"><span></span><small>bpm</small></div>' +
+        '<div class="tile-foot"><span class="tile-zone"></span><span class="tile-points"></span><span class="tile-battery"></span></div>';
     }
     box.appendChild(tile); // in order
-    tile.dataset.stale = String(m.stale); tile.dataset.zone = String(m.zone);
+    tile.dataset.stale = String(m.stale); tile.dataset.zone = String(m.zone); tile.dataset.signal = m.signal;
+    tile.dataset.lowBattery = String(m.lowBattery);
     tile.style.setProperty("--athlete", m.colour || "#555");
     tile.style.background = m.zoneColour || ""; tile.style.color = m.ink || "";
     setText(tile.querySelector(".tile-name"), m.name);
@@ -136,12 +154,20 @@ function render() {
     tile.querySelector(".tile-bpm small").hidden = !m.bpm;
     setText(tile.querySelector(".tile-zone"), m.zoneText);
     setText(tile.querySelector(".tile-pct"), m.pct);
+    setText(tile.querySelector(".tile-points"), m.points);
+    const battery = tile.querySelector(".tile-battery");
+    setText(battery, m.battery ? (m.lowBattery ? "▮ low " : "▮ ") + m.battery : "");
+    battery.title = m.battery ? "strap battery " + m.battery : "";
     if (m.blankAt != null && (next == null || m.blankAt < next)) next = m.blankAt;
   }
   for (const tile of [...box.children]) if (!seen.has(tile.dataset.athlete)) tile.remove();
   // The summary: after a run (or with ?summary=1), unless hidden.
   const running = st && (st.status === "running" || st.status === "paused");
   $("summary").hidden = !app.summary || app.hidden || (running && !cfg.showSummary);
+  // The live leaderboard (?board=live) while the run goes; after it, the summary's.
+  const live = cfg.liveBoard && running;
+  $("live-board").hidden = !live;
+  if (live) renderBoard($("live-board-list"), C.liveLeaderboard(app.states, app.list));
   if (next != null && app.offset != null) app.tick = setTimeout(render, Math.max(20, next - nodeNow() + 5));
   else if (st && st.status === "running") app.tick = setTimeout(render, 250);
 }
@@ -151,6 +177,24 @@ function svg(tag, attrs, text) {
   for (const [k, v] of Object.entries(attrs || {})) n.setAttribute(k, v);
   if (text != null) n.textContent = text;
   return n;
+}
+
+/** A leaderboard's rows: place, name and points; an opted-out athlete is not among them (classview.js). */
+function renderBoard(list, rows) {
+  const key = JSON.stringify(rows);
+  if (list.dataset.key === key) return;
+  list.dataset.key = key;
+  list.replaceChildren(...rows.map((r) => {
+    const li = document.createElement("li");
+    li.style.setProperty("--athlete", r.colour || "#555");
+    li.dataset.athlete = r.id;
+    const place = document.createElement("span"); place.className = "board-place"; place.textContent = String(r.place);
+    const name = document.createElement("span"); name.className = "board-name"; name.textContent = r.name;
+    const pts = document.createElement("span"); pts.className = "board-points"; pts.textContent = r.points + " pts";
+    li.append(place, name, pts);
+    return li;
+  }));
+  if (!rows.length) { const li = document.createElement("li"); li.className = "board-empty"; li.textContent = "No points yet"; list.append(li); }
 }
 
 function renderSummary() {
@@ -169,12 +213,23 @@ function renderSummary() {
   $("legend").replaceChildren(...g.lines.map((l) => { const e = document.createElement("span"); e.style.setProperty("--c", l.colour); e.textContent = l.name; return e; }));
   const ended = { finished: "finished", cancelled: "cancelled", reset: "reset", restarted: "restarted" }[s.ended] || s.ended;
   setText($("summary-title"), "Class summary · " + (s.timer || "") + " · " + C.fmtMs((s.due_ms || 0) - (s.started_at_ms || 0)) + " · " + ended + (s.partial ? " (recorded from a restart)" : ""));
+  renderBoard($("board-list"), C.summaryLeaderboard(s));
+  // A TCX file per athlete, made here from the summary (tcx.js; `pacer history --tcx` writes the same).
+  for (const a of $("tcx-links").querySelectorAll("a")) if (a.href.startsWith("blob:")) URL.revokeObjectURL(a.href);
+  $("tcx-links").replaceChildren(...(s.athletes || []).map((a) => {
+    const link = document.createElement("a");
+    link.textContent = a.name || a.id;
+    link.dataset.athlete = a.id;
+    link.href = URL.createObjectURL(new Blob([tcxDocument(s, a.id)], { type: "application/vnd.garmin.tcx+xml" }));
+    link.download = tcxFileName(s, a.id);
+    return link;
+  }));
   const table = $("table");
-  const head = "<thead><tr><th>Athlete</th><th>Segment</th><th>Avg</th><th>Peak</th><th>Most time</th><th>Recovery</th>" +
+  const head = "<thead><tr><th>Athlete</th><th>Segment</th><th>Avg</th><th>Peak</th><th>Most time</th><th>Recovery</th><th>Points</th>" +
     [1, 2, 3, 4, 5].map((z) => '<th><span class="z" style="background:' + C.ZONES[z].colour + ";color:" + C.ZONES[z].ink + '">Z' + z + "</span></th>").join("") + "</tr></thead>";
   const esc = (t) => String(t).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]));
   const rows = C.summaryRows(s).map((r) => "<tr" + (r.total ? ' class="total"' : "") + "><td>" + esc(r.name) + "</td><td>" + esc(r.segment) + "</td><td>" + r.avg + "</td><td>" + r.peak +
-    "</td><td>" + esc(r.zoneText) + "</td><td>" + esc(r.recovery) + "</td>" + [1, 2, 3, 4, 5].map((z) => "<td>" + (r.zones[z] >= 500 ? C.fmtMs(r.zones[z]) : "") + "</td>").join("") + "</tr>");
+    "</td><td>" + esc(r.zoneText) + "</td><td>" + esc(r.recovery) + "</td><td>" + (r.points || "") + "</td>" + [1, 2, 3, 4, 5].map((z) => "<td>" + (r.zones[z] >= 500 ? C.fmtMs(r.zones[z]) : "") + "</td>").join("") + "</tr>");
   table.innerHTML = head + "<tbody>" + rows.join("") + "</tbody>";
   const csv = $("summary-csv");
   if (csv.href.startsWith("blob:")) URL.revokeObjectURL(csv.href);

@@ -1,5 +1,6 @@
 // classview.js: the class view's logic without the DOM: an athlete's tile (name,
-// bpm, % of max, zone colour and zone text, blank when stale), the tiles' grid, and a class
+// bpm, % of max, zone colour and zone text, effort points, blank when stale, the strap's battery
+// and "no signal" from the strap bridge), the tiles' grid, the leaderboard, and a class
 // summary's table and chart geometry (SVG drawn by class.js). Node's tests import this very
 // file (Tests/page/classview.test.mjs). The node's rules are in docs/API.md ("Athletes",
 // "Class summary").
@@ -20,17 +21,42 @@ function zoneInfo(zone) {
   return isNum(zone) && zone >= 1 && zone <= 5 ? ZONES[zone] : null;
 }
 
+/** A strap's battery at or below this % is marked low on its tile. */
+const LOW_BATTERY_PCT = 20;
+
+/**
+ * What the strap bridge says of an athlete's strap (examples/hr-bridge: the retained
+ * `hr-bridge/<host>/straps/<strap>`, whose strap id is the athlete's id), or null when no
+ * bridge speaks of it or its bridge is offline (`hr-bridge/<host>/status`). `straps`: topic →
+ * state; `bridges`: bridge topic prefix → "online"/"offline".
+ */
+function strapOf(id, straps, bridges) {
+  let found = null;
+  for (const [topic, st] of straps || []) {
+    if (!st || st.strap !== id) continue;
+    const bridge = topic.replace(/\/straps\/[^/]+$/, "");
+    if (bridges && bridges.get(bridge) === "offline") continue;
+    if (!found || (st.state === "connected" && found.state !== "connected")) found = st;
+  }
+  return found;
+}
+
 /**
  * An athlete's tile at node time `now` (null: the page's clock is not synced; then the
- * node's own `stale` is trusted). `state` is the retained `<base>/athletes/<id>/state`.
+ * node's own `stale` is trusted). `state` is the retained `<base>/athletes/<id>/state`;
+ * `strap` what the bridge says of the strap (strapOf), if anything.
  * Blank (no bpm, no %, no zone) when the node says stale or the reading is older than
- * `staleAfterMs` by the page's clock (a node that died cannot blank it).
+ * `staleAfterMs` by the page's clock (a node that died cannot blank it). A blank tile says
+ * "no signal" when the bridge knows why (the strap reports no skin contact, or its link is
+ * lost) and "no recent reading" otherwise (stale: the reason is not known here).
  */
-function tileModel(state, now, staleAfterMs) {
+function tileModel(state, now, staleAfterMs, strap) {
   const name = state.name || state.id;
   const tooOld = isNum(now) && isNum(state.at_ms) && isNum(staleAfterMs) && now - state.at_ms >= staleAfterMs;
   const fresh = !state.stale && isNum(state.bpm) && !tooOld;
   const z = fresh ? zoneInfo(state.zone) : null;
+  const noSignal = !fresh && !!strap && (strap.contact === false || strap.state === "lost");
+  const battery = strap && isNum(strap.battery_pct) ? strap.battery_pct : null;
   return {
     id: state.id,
     name,
@@ -39,7 +65,11 @@ function tileModel(state, now, staleAfterMs) {
     bpm: fresh ? String(state.bpm) : "",
     pct: fresh && isNum(state.pct_max) ? Math.round(state.pct_max) + "%" : "",
     zone: z ? z.zone : 0,
-    zoneText: z ? "Z" + z.zone + " · " + z.name : fresh ? (isNum(state.max_hr) ? "below zones" : "no max HR") : "no signal",
+    zoneText: z ? "Z" + z.zone + " · " + z.name : fresh ? (isNum(state.max_hr) ? "below zones" : "no max HR") : noSignal ? "no signal" : "no recent reading",
+    signal: fresh ? "ok" : noSignal ? "none" : "stale",
+    points: isNum(state.effort_points) ? state.effort_points + " pts" : "",
+    battery: battery == null ? "" : Math.round(battery) + "%",
+    lowBattery: battery != null && battery <= LOW_BATTERY_PCT,
     zoneColour: z ? z.colour : null,
     ink: z ? z.ink : null,
     // When this tile goes blank by itself (node time), for the page's next render.
@@ -52,11 +82,11 @@ function tileModel(state, now, staleAfterMs) {
  * `<base>/athletes`: when known, only athletes it marks present get a tile (a state left
  * retained from before a node's restart is no one's).
  */
-function tiles(states, now, staleAfterMs, list) {
+function tiles(states, now, staleAfterMs, list, straps, bridges) {
   const present = list && Array.isArray(list.athletes) ? new Set(list.athletes.filter((a) => a.present).map((a) => a.id)) : null;
   return [...states.values()]
     .filter((s) => s && s.id && (!present || present.has(s.id)))
-    .map((s) => tileModel(s, now, staleAfterMs))
+    .map((s) => tileModel(s, now, staleAfterMs, strapOf(s.id, straps, bridges)))
     .sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
 }
 
@@ -117,13 +147,13 @@ function summaryRows(summary) {
       rows.push({
         athlete: a.id, name: a.name || a.id, colour: a.colour || null, segment: segmentName(seg), phase: seg.phase,
         avg: isNum(s.avg_bpm) ? s.avg_bpm.toFixed(1) : "", peak: isNum(s.peak_bpm) ? String(s.peak_bpm) : "",
-        zones: s.zone_ms || [], zoneText: top(s.zone_ms), recovery: recoveryText(s.recovery_bpm),
+        zones: s.zone_ms || [], zoneText: top(s.zone_ms), recovery: [recoveryText(s.recovery_bpm), recoveryTime(s)].filter(Boolean).join(" · "),
       });
     }
     rows.push({
       athlete: a.id, name: a.name || a.id, colour: a.colour || null, segment: "Whole run", phase: "total", total: true,
       avg: isNum(a.avg_bpm) ? a.avg_bpm.toFixed(1) : "", peak: isNum(a.peak_bpm) ? String(a.peak_bpm) : "",
-      zones: a.zone_ms || [], zoneText: top(a.zone_ms), recovery: "",
+      zones: a.zone_ms || [], zoneText: top(a.zone_ms), recovery: "", points: isNum(a.effort_points) ? String(a.effort_points) : "",
     });
   }
   return rows;
@@ -133,6 +163,50 @@ function summaryRows(summary) {
 function recoveryText(bpm) {
   if (!isNum(bpm)) return "";
   return bpm > 0 ? "↓ " + bpm : bpm < 0 ? "↑ " + -bpm : "0";
+}
+
+/** A rest's time to the recovery target ("0:08", "not reached"); "" when it has no target. */
+function recoveryTime(figures) {
+  if (!isNum(figures.recovery_target_bpm)) return "";
+  return isNum(figures.recovery_ms) ? fmtMs(figures.recovery_ms) : "not reached";
+}
+
+/** Seconds of a duration in ms to one decimal, rounded in whole tenths ("4.3"), as the node writes them. */
+function tenths(ms) {
+  const t = Math.round(ms / 100);
+  return Math.floor(t / 10) + "." + (t % 10);
+}
+
+/** The CSV's `recovery_s` cell: seconds to the target, `not reached`, or empty (as `pacer history --csv`). */
+function recoveryCell(figures) {
+  if (!isNum(figures.recovery_target_bpm)) return "";
+  return isNum(figures.recovery_ms) ? tenths(figures.recovery_ms) : "not reached";
+}
+
+/**
+ * The leaderboard by effort points: `entries` are `{id, name, colour, points, leaderboard}`;
+ * an entry with `leaderboard: false` is left out entirely (never ranked, never named), as is one
+ * without points. Most points first; equal points share a place (1, 2, 2, 4), by name within it.
+ * Returns `[{place, id, name, colour, points}]`.
+ */
+function leaderboard(entries) {
+  const ranked = (entries || []).filter((e) => e && e.leaderboard !== false && isNum(e.points))
+    .map((e) => ({ id: e.id, name: e.name || e.id, colour: e.colour || null, points: e.points }))
+    .sort((a, b) => b.points - a.points || a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
+  ranked.forEach((e, i) => { e.place = i > 0 && ranked[i - 1].points === e.points ? ranked[i - 1].place : i + 1; });
+  return ranked;
+}
+
+/** The leaderboard after a run: the class summary's athletes by their `effort_points`. */
+function summaryLeaderboard(summary) {
+  return leaderboard((summary.athletes || []).map((a) => ({ ...a, points: a.effort_points })));
+}
+
+/** The live leaderboard: the present athletes' states (`effort_points` of the run being recorded). */
+function liveLeaderboard(states, list) {
+  const present = list && Array.isArray(list.athletes) ? new Set(list.athletes.filter((a) => a.present).map((a) => a.id)) : null;
+  return leaderboard([...states.values()].filter((s) => s && s.id && (!present || present.has(s.id)))
+    .map((s) => ({ ...s, points: s.effort_points })));
 }
 
 /** A distinct colour for the athlete at `index` when it has none of its own. */
@@ -187,18 +261,23 @@ function chartGeometry(summary, width, height) {
   return { bands, lines, yTicks, xTicks, plot, lo, hi };
 }
 
-/** CSV of the summary's rows (the page's "Download CSV"; `pacer history --csv` writes the same columns). */
+/** CSV of the summary's rows (the page's "Download CSV"): the columns and cells of
+ *  `pacer history --csv` (Tests/Fixtures/protocol/class-summary.csv holds what both write). */
 function summaryCSV(summary) {
-  const esc = (v) => { const s = String(v == null ? "" : v); return /[",\n]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s; };
-  const head = ["timer", "athlete", "name", "segment", "phase", "avg_bpm", "peak_bpm", "recovery_bpm", "z0_s", "z1_s", "z2_s", "z3_s", "z4_s", "z5_s"];
+  const esc = (v) => { const s = String(v == null ? "" : v); return /[",\n\r]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s; };
+  const head = ["timer", "run_started", "ended", "athlete", "name", "segment", "phase", "round", "avg_bpm", "peak_bpm", "recovery_bpm",
+    "z0_s", "z1_s", "z2_s", "z3_s", "z4_s", "z5_s", "recovery_target_bpm", "recovery_s", "effort_points"];
   const lines = [head.join(",")];
   const segs = summary.segments || [];
+  const started = isNum(summary.started_at_ms) ? new Date(summary.started_at_ms).toISOString() : "";
+  const num = (v) => isNum(v) ? (Number.isInteger(v) ? String(v) : v.toFixed(1)) : "";
   for (const a of summary.athletes || []) {
     const rows = (a.segments || []).map((s) => ({ seg: segs[s.segment] || {}, f: s })).concat([{ seg: { phase: "total" }, f: a, total: true }]);
     for (const { seg, f, total } of rows) {
       const z = f.zone_ms || [];
-      lines.push([summary.timer, a.id, a.name || a.id, total ? "whole run" : segmentName(seg), seg.phase, f.avg_bpm, f.peak_bpm,
-        isNum(f.recovery_bpm) ? f.recovery_bpm : "", ...[0, 1, 2, 3, 4, 5].map((i) => isNum(z[i]) ? (z[i] / 1000).toFixed(1) : "0.0")].map(esc).join(","));
+      lines.push([summary.timer || "", started, summary.ended || "", a.id, a.name || a.id, total ? "whole run" : segmentName(seg), seg.phase || "",
+        !total && isNum(seg.round) ? seg.round : "", num(f.avg_bpm), num(f.peak_bpm), num(f.recovery_bpm),
+        ...[0, 1, 2, 3, 4, 5].map((i) => tenths(isNum(z[i]) ? z[i] : 0)), num(f.recovery_target_bpm), recoveryCell(f), total ? num(f.effort_points) : ""].map(esc).join(","));
     }
   }
   return lines.join("\n") + "\n";
@@ -218,4 +297,5 @@ function classViewHref(search, athletesPayload, node) {
   return "class.html" + (query ? "?" + query : "");
 }
 
-export { ZONES, zoneInfo, tileModel, tiles, gridFor, phoneGrid, recoveryText, fmtMs, segmentName, summaryRows, chartGeometry, summaryCSV, lineColour, classViewHref };
+export { ZONES, LOW_BATTERY_PCT, zoneInfo, strapOf, tileModel, tiles, gridFor, phoneGrid, recoveryText, recoveryTime, recoveryCell, fmtMs, segmentName,
+  summaryRows, chartGeometry, summaryCSV, lineColour, classViewHref, leaderboard, summaryLeaderboard, liveLeaderboard };

@@ -19,19 +19,23 @@ public struct AthleteSettings: Sendable, Equatable {
     public var suffix: Substring { topic[(topic.firstIndex(of: "+").map { topic.index(after: $0) } ?? topic.endIndex)...] }
 }
 
-/// An athlete's name, colour and max heart rate (each optional).
+/// An athlete's name, colour, max heart rate and leaderboard choice (each optional).
 public struct AthleteProfile: Sendable, Equatable {
     public var id: String
     public var name: String?
     /// `#rrggbb`.
     public var colour: String?
     public var maxHR: Int?
+    /// `false`: never ranked or named on a leaderboard; nil: not said (a stored profile that
+    /// does not say falls back to the configuration's, then to ranked).
+    public var leaderboard: Bool?
 
-    public init(id: String, name: String? = nil, colour: String? = nil, maxHR: Int? = nil) {
+    public init(id: String, name: String? = nil, colour: String? = nil, maxHR: Int? = nil, leaderboard: Bool? = nil) {
         self.id = id
         self.name = name
         self.colour = colour
         self.maxHR = maxHR
+        self.leaderboard = leaderboard
     }
 }
 
@@ -68,7 +72,7 @@ extension NodeConfiguration {
         }
         for (i, item) in r.sequence(a["profiles"], key: "\(key).profiles").enumerated() {
             let pk = "\(key).profiles[\(i)]"
-            let p = r.mapping(item, key: pk, known: ["id", "name", "colour", "max_hr"])
+            let p = r.mapping(item, key: pk, known: ["id", "name", "colour", "max_hr", "leaderboard"])
             guard let id = r.string(p["id"], key: "\(pk).id") else {
                 if p["id"] == nil { r.fail("\(pk).id", item, "every profile needs the athlete's id (the topic's '+' level)") }
                 continue
@@ -90,6 +94,7 @@ extension NodeConfiguration {
                 if let problem = AthleteColour.problem(colour) { r.fail("\(pk).colour", p["colour"], problem) } else { profile.colour = colour.lowercased() }
             }
             profile.maxHR = r.int(p["max_hr"], key: "\(pk).max_hr", range: AthleteColour.maxHRRange)
+            profile.leaderboard = r.bool(p["leaderboard"], key: "\(pk).leaderboard")
             settings.profiles.append(profile)
         }
         if settings.profiles.count > ProtocolLimits.maxAthleteProfiles {

@@ -256,7 +256,7 @@ extension NodeConfiguration {
     }
 
     private mutating func readHeartRate(_ node: ConfigTree?, _ r: inout ConfigReader) {
-        let hr = r.mapping(node, key: "heart_rate", known: ["sources", "stale_after", "max_hr", "athletes"])
+        let hr = r.mapping(node, key: "heart_rate", known: ["sources", "stale_after", "max_hr", "athletes", "recovery", "effort_points"])
         if let v = r.duration(hr["stale_after"], key: "heart_rate.stale_after", range: 1_000...600_000) { heartRate.staleAfterMs = v }
         if let v = r.int(hr["max_hr"], key: "heart_rate.max_hr", range: 100...250) { heartRate.maxHR = v }
         for (i, item) in r.sequence(hr["sources"], key: "heart_rate.sources").enumerated() {
@@ -279,6 +279,8 @@ extension NodeConfiguration {
             heartRate.sources.append(.init(name: name, topic: topic, field: field))
         }
         readAthletes(hr["athletes"], &r)
+        readRecovery(hr["recovery"], &r)  // NodeConfiguration+HeartRateResults.swift
+        readEffortPoints(hr["effort_points"], &r)
     }
 
     /// Applies flags or environment values; returns problems found in them.

@@ -65,6 +65,10 @@ public struct HeartRateSettings: Sendable, Equatable {
     public var maxHR: Int?
     /// The class's athletes by topic pattern (NodeConfiguration+Athletes.swift); nil: none.
     public var athletes: AthleteSettings?
+    /// When an athlete counts as recovered in a rest (`heart_rate.recovery`).
+    public var recovery = RecoveryTarget.standard
+    /// Points per minute by zone (`heart_rate.effort_points`).
+    public var effortPoints = EffortPoints.standard
 }
 
 /// A timer declared in the configuration file, created at start if it does not exist.

@@ -114,10 +114,17 @@ struct AthleteRoster: Equatable {
 
     // MARK: - Profiles
 
-    /// The profile in force: the stored one, else the configuration's, else a bare one.
+    /// The profile in force: the stored one, else the configuration's, else a bare one. Its
+    /// `leaderboard` is the stored one's when it says, else the configuration's: a `set_athlete`
+    /// that does not mention the leaderboard never ranks an athlete the file keeps off it.
     func profile(_ id: String) -> AthleteProfile {
-        stored[id] ?? configured[id] ?? AthleteProfile(id: id)
+        var p = stored[id] ?? configured[id] ?? AthleteProfile(id: id)
+        p.leaderboard = stored[id]?.leaderboard ?? configured[id]?.leaderboard
+        return p
     }
+
+    /// Whether the athlete may be ranked and named on a leaderboard (`leaderboard: false`: never).
+    func isRanked(_ id: String) -> Bool { profile(id).leaderboard ?? true }
 
     func maxHR(_ id: String) -> Int? { profile(id).maxHR ?? defaultMaxHR }
 
@@ -129,7 +136,8 @@ struct AthleteRoster: Equatable {
     /// Forgets a stored profile; false when there is none.
     mutating func clear(_ id: String) -> Bool { stored.removeValue(forKey: id) != nil }
 
-    /// The stored profiles as one document (the `meta` row): `{"athletes":[{"id","name","colour","max_hr"}]}`.
+    /// The stored profiles as one document (the `meta` row): `{"athletes":[{"id","name","colour","max_hr","leaderboard"}]}`
+    /// (`leaderboard` only when the profile says).
     var document: [UInt8] {
         var document: [String: JSONValue] = [:]
         document[.athletes] = .array(stored.keys.sorted().map { Self.json(stored[$0]!) })
@@ -139,26 +147,44 @@ struct AthleteRoster: Equatable {
     /// Reads the stored document; an entry it cannot read is left out.
     mutating func load(_ json: JSONValue?) {
         stored = [:]
+        // `leaderboard` is the node's own member of the document (AthleteEntry does not read it).
+        var leaderboard: [String: Bool] = [:]
+        for raw in json?[.athletes]?.array ?? [] {
+            if let id = raw[.id]?.string, case .bool(let ranked)? = raw[Self.leaderboardKey] { leaderboard[id] = ranked }
+        }
         for item in json.map(AthleteEntry.list) ?? [] {
             guard (try? TimerMachine.validateID(item.id)) != nil else { continue }
             let colour = item.colour.flatMap { AthleteColour.problem($0) == nil ? $0 : nil }
             let maxHR = item.maxHR.flatMap { AthleteColour.maxHRRange.contains($0) ? $0 : nil }
-            stored[item.id] = AthleteProfile(id: item.id, name: item.name, colour: colour, maxHR: maxHR)
+            stored[item.id] = AthleteProfile(id: item.id, name: item.name, colour: colour, maxHR: maxHR, leaderboard: leaderboard[item.id])
         }
     }
 
+    /// A profile as the stored document, the reply to `set_athlete` and the list write it.
     static func json(_ p: AthleteProfile) -> JSONValue {
-        AthleteEntry(id: p.id, name: p.name, colour: p.colour, maxHR: p.maxHR).json
+        let entry = AthleteEntry(id: p.id, name: p.name, colour: p.colour, maxHR: p.maxHR).json
+        guard let ranked = p.leaderboard, case .object(var o) = entry else { return entry }
+        o[leaderboardKey] = .bool(ranked)
+        return .object(o)
     }
+
+    /// The member of a profile, an athlete's state (always) and the list's entries (only when
+    /// false): false when the athlete is kept off leaderboards (docs/API.md, "Athletes").
+    static let leaderboardKey = "leaderboard"
+    /// The member of an athlete's state with their effort points in the run being recorded.
+    static let effortPointsKey = "effort_points"
 
     // MARK: - What is published
 
-    /// An athlete's retained state at `now`: the profile, and the reading with its % of max and
-    /// zone, or nulls when stale.
-    func state(_ id: String, now: Millis) -> JSONValue {
+    /// An athlete's retained state at `now`: the profile (with `leaderboard`), the reading with
+    /// its % of max and zone (nulls when stale), and `effort_points`: the athlete's points in the
+    /// run being recorded (`ClassRecorder.livePoints`), null outside one.
+    func state(_ id: String, now: Millis, effortPoints: Int? = nil) -> JSONValue {
         let p = profile(id)
         let max = maxHR(id)
         var o = AthleteEntry(id: id, name: p.name ?? id, colour: p.colour, maxHR: max).json.object ?? [:]
+        o[Self.leaderboardKey] = .bool(isRanked(id))
+        o[Self.effortPointsKey] = .optional(effortPoints)
         o.merge(["bpm": .null, "pct_max": .null, "zone": .null, "zone_name": .null, "stale": .bool(true)]) { entry, _ in entry }
         o[.atMs] = .null
         o[.asOfMs] = .int(now)
@@ -179,7 +205,10 @@ struct AthleteRoster: Equatable {
         let ids = Set(present.keys).union(stored.keys).union(configured.keys).sorted()
         var list: [String: JSONValue] = ["absent_after_ms": .int(settings.absentAfterMs), "stale_after_ms": .int(staleAfterMs)]
         list[.athletes] = .array(ids.map { id in
-            AthleteEntry(id: id, name: profile(id).name ?? id, colour: profile(id).colour, maxHR: maxHR(id), present: present[id] != nil).json
+            var entry = AthleteEntry(id: id, name: profile(id).name ?? id, colour: profile(id).colour, maxHR: maxHR(id), present: present[id] != nil).json
+            // Only an opted-out athlete's entry says so: the list of everyone else is as it was.
+            if !isRanked(id), case .object(var o) = entry { o[Self.leaderboardKey] = .bool(false); entry = .object(o) }
+            return entry
         })
         list[.asOfMs] = .int(now)
         return .object(list)

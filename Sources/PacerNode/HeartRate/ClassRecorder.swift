@@ -17,6 +17,12 @@ import PacerProtocol
 /// - `avg_bpm` is the mean of the readings, to 0.1; `peak_bpm` the highest;
 /// - a rest's (`rest`, `set_rest`) `recovery_bpm` is its first reading minus its last (positive:
 ///   the heart rate fell), with at least two readings;
+/// - a rest's `recovery_ms` is the time from the rest's start (running time: a pause is not
+///   counted) to the athlete's first reading in it below `recovery_target_bpm` (RecoveryTarget,
+///   `heart_rate.recovery`), or null when no reading in the rest got below it; both are left out
+///   for an athlete without a target (a % of max HR and no max HR);
+/// - `effort_points` are the athlete's whole points for the run: time in each zone × the zone's
+///   points per minute (EffortPoints, `heart_rate.effort_points`), rounded down once;
 /// - at most `ProtocolLimits.maxClassSegments` segments are broken down (readings in later ones
 ///   count in the totals and the series), at most `ProtocolLimits.maxAthletes` athletes, and the
 ///   series has at most `ProtocolLimits.maxClassSeriesPoints` points (buckets that double in width).
@@ -63,10 +69,15 @@ struct ClassRecorder: Equatable {
         /// Per bucket of the series: sum and count of readings.
         var buckets: [(sum: Int, count: Int)] = []
         var maxHR: Int?
+        /// Per rest (by position in `segments`): the recovery target at its first reading, and
+        /// the running time into the rest of the first reading below it (nil: not yet).
+        var recovery: [Int: (target: Int, reachedMs: Millis?)] = [:]
 
         static func == (a: Athlete, b: Athlete) -> Bool {
             a.total == b.total && a.bySegment == b.bySegment && a.lastSampleMs == b.lastSampleMs
                 && a.buckets.map(\.sum) == b.buckets.map(\.sum) && a.buckets.map(\.count) == b.buckets.map(\.count)
+                && a.recovery.mapValues(\.target) == b.recovery.mapValues(\.target)
+                && a.recovery.mapValues(\.reachedMs) == b.recovery.mapValues(\.reachedMs)
         }
     }
 
@@ -79,12 +90,38 @@ struct ClassRecorder: Equatable {
     private(set) var athletes: [String: Athlete] = [:]
     /// The series' bucket width (starts at 1 s, doubles when the run outgrows the points).
     private(set) var bucketMs: Millis = 1_000
+    /// When a rest counts as recovered (`heart_rate.recovery`).
+    let recoveryTarget: RecoveryTarget
+    /// Points per minute by zone (`heart_rate.effort_points`).
+    let effortPoints: EffortPoints
 
-    init(timer: String, startedAtMs: Millis, partial: Bool, staleAfterMs: Millis) {
+    init(timer: String, startedAtMs: Millis, partial: Bool, staleAfterMs: Millis,
+         recoveryTarget: RecoveryTarget = .standard, effortPoints: EffortPoints = .standard) {
         self.timer = timer
         self.startedAtMs = startedAtMs
         self.partial = partial
         self.staleAfterMs = staleAfterMs
+        self.recoveryTarget = recoveryTarget
+        self.effortPoints = effortPoints
+    }
+
+    /// A recording with the node's heart-rate settings: its staleness window, recovery target and
+    /// effort points (`heart_rate.stale_after`, `recovery`, `effort_points`).
+    init(timer: String, startedAtMs: Millis, partial: Bool, heartRate: HeartRateSettings) {
+        self.init(timer: timer, startedAtMs: startedAtMs, partial: partial, staleAfterMs: heartRate.staleAfterMs,
+                  recoveryTarget: heartRate.recovery, effortPoints: heartRate.effortPoints)
+    }
+
+    /// The athlete's whole effort points in this run so far (for their tile); nil before their
+    /// first reading in it.
+    func livePoints(of athlete: String) -> Int? {
+        athletes[athlete].map { effortPoints.points(zoneMs: $0.total.zoneMs) }
+    }
+
+    /// The athlete's live points in the run of `runs` that started last (several `class_hr`
+    /// timers may record at once; a tile shows one figure), nil when none records the athlete.
+    static func livePoints(of athlete: String, in runs: some Sequence<ClassRecorder>) -> Int? {
+        runs.filter { $0.athletes[athlete] != nil }.max { ($0.startedAtMs, $0.timer) < ($1.startedAtMs, $1.timer) }?.livePoints(of: athlete)
     }
 
     var sampleCount: Int { athletes.values.reduce(0) { $0 + $1.total.samples } }
@@ -116,6 +153,12 @@ struct ClassRecorder: Equatable {
         let ms = min(max(atMs - from, 0), staleAfterMs)
         a.total.add(bpm, zone: zone, ms: ms)
         if let position { a.bySegment[position, default: Figures()].add(bpm, zone: zone, ms: ms) }
+        if let position, Self.isRest(segment.phase) {
+            if a.recovery[position] == nil, let target = recoveryTarget.target(maxHR: maxHR) { a.recovery[position] = (target, nil) }
+            if let r = a.recovery[position], r.reachedMs == nil, bpm < r.target {
+                a.recovery[position]!.reachedMs = max(atMs - segment.startMs, 0)
+            }
+        }
         a.lastSampleMs = atMs
         a.lastSegment = segment.index
         athletes[athlete] = a
@@ -171,11 +214,16 @@ struct ClassRecorder: Equatable {
                 var o: [String: JSONValue] = ["segment": .int(position), "samples": .int(f.samples), "avg_bpm": .number(f.average),
                                               "peak_bpm": .int(f.peak), "zone_ms": .array(f.zoneMs.map { .int($0) })]
                 if Self.isRest(segs[position].phase), f.samples >= 2 { o["recovery_bpm"] = .int(f.first - f.last) }
+                if let r = a.recovery[position] {
+                    o["recovery_target_bpm"] = .int(r.target)
+                    o["recovery_ms"] = .optional(r.reachedMs)
+                }
                 return .object(o)
             }
             let series: [JSONValue] = a.buckets.map { $0.count == 0 ? .null : .number((Double($0.sum) * 10 / Double($0.count)).rounded() / 10) }
             return .object([
                 "id": .string(id), "name": .string(p.name ?? id), "colour": .optional(p.colour), "max_hr": .optional(a.maxHR),
+                "leaderboard": .bool(p.leaderboard ?? true), "effort_points": .int(effortPoints.points(zoneMs: a.total.zoneMs)),
                 "samples": .int(a.total.samples), "avg_bpm": .number(a.total.average), "peak_bpm": .int(a.total.peak),
                 "zone_ms": .array(a.total.zoneMs.map { .int($0) }), "segments": .array(perSegment), "series": .array(series),
             ])
@@ -185,6 +233,7 @@ struct ClassRecorder: Equatable {
             "started_at_ms": .int(startedAtMs), "ended": .string(ended), "partial": .bool(partial),
             "zones": .array((0...5).map { .string(HeartRateZones.name($0 == 0 ? nil : $0)) }),
             "series_start_ms": .int(startedAtMs), "series_step_ms": .int(bucketMs),
+            "recovery": recoveryTarget.json, "effort_points_per_minute": effortPoints.json,
             "segments": .array(segmentsJSON), "athletes": .array(athletesJSON),
         ]) { envelope, _ in envelope }
         return .object(summary)
