@@ -6,10 +6,10 @@ public import PacerProtocol
 extension ControlCommand {
     /// `set_athlete`: the athlete's whole profile. A member left out is unset on the node (the
     /// protocol's rule), so at least one is needed: an empty profile is `clear`'s job.
-    public static func setAthlete(_ id: String, name: String?, colour: String?, maxHR: Int?) throws(ControlError) -> ControlCommand {
+    public static func setAthlete(_ id: String, name: String?, colour: String?, maxHR: Int?, leaderboard: Bool? = nil) throws(ControlError) -> ControlCommand {
         try checkAthleteID(id)
-        guard name != nil || colour != nil || maxHR != nil else {
-            throw ControlError(.usage, "give --name, --colour or --max-hr (the ones left out are unset on the node); to forget a profile: pacer athlete clear \(id)")
+        guard name != nil || colour != nil || maxHR != nil || leaderboard != nil else {
+            throw ControlError(.usage, "give --name, --colour, --max-hr or --leaderboard/--no-leaderboard (the ones left out are unset on the node); to forget a profile: pacer athlete clear \(id)")
         }
         if let name {
             guard name.count <= ProtocolLimits.maxNameLength else {
@@ -23,7 +23,7 @@ extension ControlCommand {
         if let maxHR, !AthleteColour.maxHRRange.contains(maxHR) {
             throw ControlError(.usage, "--max-hr must be between \(AthleteColour.maxHRRange.lowerBound) and \(AthleteColour.maxHRRange.upperBound) bpm, got \(maxHR)")
         }
-        return ControlCommand(NodeCommand(request: .setAthlete(id: id, name: name, colour: colour?.lowercased(), maxHR: maxHR)))
+        return ControlCommand(NodeCommand(request: .setAthlete(id: id, name: name, colour: colour?.lowercased(), maxHR: maxHR, leaderboard: leaderboard)))
     }
 
     /// `clear_athlete`: forgets the profile set by command (the configuration's applies again).

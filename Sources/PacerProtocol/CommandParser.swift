@@ -236,8 +236,10 @@ public struct CommandParser: Sendable {
                 colour = text.lowercased()
             }
             let maxHR = try Self.optionalInt(o, .maxHR, range: Int64(AthleteColour.maxHRRange.lowerBound)...Int64(AthleteColour.maxHRRange.upperBound)).map(Int.init)
-            return try command(.setAthlete(id: id, name: try Self.optionalName(o, allowingSlash: true), colour: colour, maxHR: maxHR),
-                               allowed: [.athlete, .name, .colour, .maxHR])
+            let leaderboard = try Self.optionalBool(o, .leaderboard)
+            return try command(.setAthlete(id: id, name: try Self.optionalName(o, allowingSlash: true), colour: colour, maxHR: maxHR,
+                                           leaderboard: leaderboard),
+                               allowed: [.athlete, .name, .colour, .maxHR, .leaderboard])
         case (nil, .clearAthlete?):
             return try command(.clearAthlete(id: try Self.requireAthlete(o, action: action)), allowed: [.athlete])
         case (nil, .sound?):

@@ -38,7 +38,7 @@ public struct NodeCommand: Sendable, Equatable {
         case saveWorkout(id: String, name: String?, spec: JSONValue)
         case deleteWorkout(id: String)
         /// Sets athlete `id`'s profile (the members left out are unset): name, `#rrggbb` colour, max HR.
-        case setAthlete(id: String, name: String?, colour: String?, maxHR: Int?)
+        case setAthlete(id: String, name: String?, colour: String?, maxHR: Int?, leaderboard: Bool? = nil)
         /// Forgets athlete `id`'s profile (the configuration's, if any, applies again).
         case clearAthlete(id: String)
         /// The node's speaker: `muted` and `volume` (0…100 %) as given; neither: what it is now.
@@ -147,11 +147,12 @@ extension NodeCommand {
             o[.spec] = spec
         case .deleteWorkout(let id):
             o[.workout] = .string(id)
-        case .setAthlete(let id, let name, let colour, let maxHR):
+        case .setAthlete(let id, let name, let colour, let maxHR, let leaderboard):
             o[.athlete] = .string(id)
             if let name { o[.name] = .string(name) }
             if let colour { o[.colour] = .string(colour) }
             if let maxHR { o[.maxHR] = .int(maxHR) }
+            if let leaderboard { o[.leaderboard] = .bool(leaderboard) }
         case .clearAthlete(let id):
             o[.athlete] = .string(id)
         case .sound(let muted, let volume):

@@ -12,7 +12,7 @@ public import PacerCore
 public enum WireField: String, Sendable, CaseIterable {
     // A command's (and a reply's `id`).
     case action, id, at, ifRevision = "if_revision", timer, spec, name, restart, preset, seconds, since, limit
-    case workout, athlete, colour, maxHR = "max_hr", muted, volume
+    case workout, athlete, colour, maxHR = "max_hr", leaderboard, muted, volume
     // A reply's.
     case ok, error, code, message, revision, state, deleted, saved, cleared, timers, events, now, nowMs = "now_ms"
     case profile, athletes, present
@@ -49,7 +49,7 @@ public enum WireField: String, Sendable, CaseIterable {
     /// preset's own parameters beside them.
     public static let ofCommand: [WireField] = [
         .action, .id, .at, .ifRevision, .timer, .spec, .name, .restart, .startAt, .preset, .seconds, .rounds, .since, .limit,
-        .workout, .athlete, .colour, .maxHR, .muted, .volume,
+        .workout, .athlete, .colour, .maxHR, .leaderboard, .muted, .volume,
     ]
 
     /// A reply's (docs/API.md, "Replies"), by what answers: every reply `id` and `ok`; a refusal

@@ -65,6 +65,7 @@ extension Pacer {
                     Examples:
                       pacer athlete set alice --name Alice --colour '#e4572e' --max-hr 188
                       pacer athlete set bob --max-hr 176
+                      pacer athlete set carol --no-leaderboard
 
                     \(controlFooter)
                     """)
@@ -77,17 +78,19 @@ extension Pacer {
             var colour: String?
             @Option(help: "Its max heart rate, 100 to 250 bpm.")
             var maxHr: Int?
+            @Flag(inversion: .prefixedNo, help: "Whether it is ranked and named on the class view's leaderboard.")
+            var leaderboard: Bool?
             @OptionGroup var control: ControlOptions
 
             func validate() throws {
-                do { _ = try ControlCommand.setAthlete(athlete, name: name, colour: colour, maxHR: maxHr) } catch {
+                do { _ = try ControlCommand.setAthlete(athlete, name: name, colour: colour, maxHR: maxHr, leaderboard: leaderboard) } catch {
                     throw ValidationError(error.message)
                 }
             }
 
             func run() async throws {
                 try await control.perform("athlete set") { client, _ throws(ControlError) in
-                    let command = try ControlCommand.setAthlete(athlete, name: name, colour: colour, maxHR: maxHr)
+                    let command = try ControlCommand.setAthlete(athlete, name: name, colour: colour, maxHR: maxHr, leaderboard: leaderboard)
                     print(ControlOutput.athleteReplyLine(try await client.send(command, timeout: control.timeoutDuration)))
                 }
             }

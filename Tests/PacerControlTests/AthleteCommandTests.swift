@@ -44,7 +44,7 @@ struct AthleteCommandTests {
         #expect(usageMessage { () throws(ControlError) in try .setAthlete("hr/alice", name: "A", colour: nil, maxHR: nil) }?.contains("\"hr/alice\"") == true)
         #expect(usageMessage { () throws(ControlError) in try .clearAthlete("") }?.hasPrefix("an athlete id") == true)
         #expect(usageMessage { () throws(ControlError) in try .setAthlete("a", name: nil, colour: nil, maxHR: nil) }?
-            .hasPrefix("give --name, --colour or --max-hr") == true)
+            .hasPrefix("give --name, --colour, --max-hr or --leaderboard") == true)
         #expect(usageMessage { () throws(ControlError) in try .setAthlete("a", name: nil, colour: "red", maxHR: nil) }?
             .hasPrefix("--colour: a colour is #rrggbb") == true)
         #expect(usageMessage { () throws(ControlError) in try .setAthlete("a", name: nil, colour: "#12345g", maxHR: nil) } != nil)

@@ -44,7 +44,8 @@ struct NodeCommandEncodingTests {
             request = rng.chance(0.3) ? .clearAthlete(id: id) : .setAthlete(
                 id: id, name: rng.chance(0.5) ? ["Alice", "Bo / Row 2", "Zoë"].randomElement(using: &rng)! : nil,
                 colour: rng.chance(0.5) ? ["#e4572e", "#00aaff"].randomElement(using: &rng)! : nil,
-                maxHR: rng.chance(0.5) ? Int.random(in: 100...250, using: &rng) : nil)
+                maxHR: rng.chance(0.5) ? Int.random(in: 100...250, using: &rng) : nil,
+                leaderboard: rng.chance(0.3) ? rng.chance(0.5) : nil)
         case 11:
             let seconds = rng.chance(0.6) ? Int.random(in: 1...ProtocolLimits.maxAdjustSeconds, using: &rng) : nil
             let rounds = seconds == nil || rng.chance(0.4) ? Int.random(in: 1...TimerSpec.maxRounds, using: &rng) : nil

@@ -150,7 +150,7 @@ struct AthleteRoster: Equatable {
         // `leaderboard` is the node's own member of the document (AthleteEntry does not read it).
         var leaderboard: [String: Bool] = [:]
         for raw in json?[.athletes]?.array ?? [] {
-            if let id = raw[.id]?.string, case .bool(let ranked)? = raw[Self.leaderboardKey] { leaderboard[id] = ranked }
+            if let id = raw[.id]?.string, case .bool(let ranked)? = raw[.leaderboard] { leaderboard[id] = ranked }
         }
         for item in json.map(AthleteEntry.list) ?? [] {
             guard (try? TimerMachine.validateID(item.id)) != nil else { continue }
@@ -164,13 +164,10 @@ struct AthleteRoster: Equatable {
     static func json(_ p: AthleteProfile) -> JSONValue {
         let entry = AthleteEntry(id: p.id, name: p.name, colour: p.colour, maxHR: p.maxHR).json
         guard let ranked = p.leaderboard, case .object(var o) = entry else { return entry }
-        o[leaderboardKey] = .bool(ranked)
+        o[.leaderboard] = .bool(ranked)
         return .object(o)
     }
 
-    /// The member of a profile, an athlete's state (always) and the list's entries (only when
-    /// false): false when the athlete is kept off leaderboards (docs/API.md, "Athletes").
-    static let leaderboardKey = "leaderboard"
     /// The member of an athlete's state with their effort points in the run being recorded.
     static let effortPointsKey = "effort_points"
 
@@ -183,7 +180,7 @@ struct AthleteRoster: Equatable {
         let p = profile(id)
         let max = maxHR(id)
         var o = AthleteEntry(id: id, name: p.name ?? id, colour: p.colour, maxHR: max).json.object ?? [:]
-        o[Self.leaderboardKey] = .bool(isRanked(id))
+        o[.leaderboard] = .bool(isRanked(id))
         o[Self.effortPointsKey] = .optional(effortPoints)
         o.merge(["bpm": .null, "pct_max": .null, "zone": .null, "zone_name": .null, "stale": .bool(true)]) { entry, _ in entry }
         o[.atMs] = .null
@@ -207,7 +204,7 @@ struct AthleteRoster: Equatable {
         list[.athletes] = .array(ids.map { id in
             var entry = AthleteEntry(id: id, name: profile(id).name ?? id, colour: profile(id).colour, maxHR: maxHR(id), present: present[id] != nil).json
             // Only an opted-out athlete's entry says so: the list of everyone else is as it was.
-            if !isRanked(id), case .object(var o) = entry { o[Self.leaderboardKey] = .bool(false); entry = .object(o) }
+            if !isRanked(id), case .object(var o) = entry { o[.leaderboard] = .bool(false); entry = .object(o) }
             return entry
         })
         list[.asOfMs] = .int(now)

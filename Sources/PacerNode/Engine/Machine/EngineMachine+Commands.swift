@@ -80,8 +80,8 @@ extension EngineMachine {
             return library.save(id, name: name, specJSON: spec) { Self.parseSpec($0, presets: presets, heart: heart, configuration: configuration) }
         case .deleteWorkout(let id):
             return library.delete(id)
-        case .setAthlete(let id, let name, let colour, let maxHR):
-            return heart.setAthlete(AthleteProfile(id: id, name: name, colour: colour, maxHR: maxHR))
+        case .setAthlete(let id, let name, let colour, let maxHR, let leaderboard):
+            return heart.setAthlete(AthleteProfile(id: id, name: name, colour: colour, maxHR: maxHR, leaderboard: leaderboard))
         case .clearAthlete(let id):
             return heart.clearAthlete(id)
         case .sound(let muted, let volume):

@@ -124,7 +124,7 @@ extension EngineMachine {
             }
             board.out.emit(.publish(topic: reply.topic, payload: reply.payload, retain: false, correlation: reply.correlationData))
         }
-        heart.publishClassSummaries(into: &board.out)
+        heart.publishClassSummaries(now: now, linkUp: link.linkUp, into: &board.out)
         if output.follow.contains(.settleOutbox) { link.settleOutbox(now: now, heart: heart, on: &board) }
         if link.hasStore && !batch.isEmpty { pruneIfDue(now: now) }
     }

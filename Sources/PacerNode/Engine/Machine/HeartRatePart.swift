@@ -19,7 +19,8 @@ struct HeartRatePart {
     private(set) var classRuns: [String: ClassRecorder] = [:]
     /// Class summaries written by the current input, published after its write.
     private var pendingSummaries: [(timer: String, payload: [UInt8])] = []
-    let staleAfterMs: Millis
+    /// The heart-rate settings a class run records with (staleness, zones, recovery, effort points).
+    let settings: HeartRateSettings
     let sourceNames: [String]
     let topics: Topics
     let logger: Logger
@@ -29,7 +30,7 @@ struct HeartRatePart {
         athletes = configuration.heartRate.athletes.map {
             AthleteRoster(settings: $0, staleAfterMs: configuration.heartRate.staleAfterMs, defaultMaxHR: configuration.heartRate.maxHR)
         }
-        staleAfterMs = configuration.heartRate.staleAfterMs
+        settings = configuration.heartRate
         sourceNames = configuration.heartRate.sources.map(\.name)
         self.topics = topics
         self.logger = logger
@@ -119,8 +120,9 @@ struct HeartRatePart {
                 logger.info("an athlete joined the class", metadata: ["athlete": "\(id)"])
                 publishAthleteList(now: now, linkUp: linkUp, into: &board.out)
             }
-            publishAthleteState(id, now: now, linkUp: linkUp, into: &board.out)
+            // Recorded first: the state carries the run's points with this reading.
             recordClassSample(id, bpm: bpm, now: now, timers: board.timers)
+            publishAthleteState(id, now: now, linkUp: linkUp, into: &board.out)
         }
         return true
     }
@@ -143,7 +145,9 @@ struct HeartRatePart {
 
     private func publishAthleteState(_ id: String, now: Millis, linkUp: Bool, into out: inout EffectSink) {
         guard linkUp, let athletes else { return }  // republished on connect
-        out.publish(to: topics.athleteState(id), athletes.state(id, now: now).jsonBytes, retain: true)
+        // With the effort points of the class run it is in, if any (a tile shows them live).
+        let points = classRuns.isEmpty ? nil : ClassRecorder.livePoints(of: id, in: classRuns.values)
+        out.publish(to: topics.athleteState(id), athletes.state(id, now: now, effortPoints: points).jsonBytes, retain: true)
     }
 
     private func publishAthleteList(now: Millis, linkUp: Bool, into out: inout EffectSink) {
@@ -258,7 +262,7 @@ struct HeartRatePart {
             case .started:
                 if classRuns[event.timer] != nil { endClassRun(event.timer, at: event.dueMs, ended: "restarted", revision: event.revision, into: &batch) }
                 guard timers.read(event.timer, { $0.machine.spec.classHR == true }) == true else { continue }
-                classRuns[event.timer] = ClassRecorder(timer: event.timer, startedAtMs: event.dueMs, partial: false, staleAfterMs: staleAfterMs)
+                classRuns[event.timer] = ClassRecorder(timer: event.timer, startedAtMs: event.dueMs, partial: false, heartRate: settings)
             case .finished, .cancelled, .reset:
                 if classRuns[event.timer] != nil {
                     endClassRun(event.timer, at: event.dueMs, ended: event.type.rawValue, revision: event.revision, into: &batch)
@@ -289,8 +293,9 @@ struct HeartRatePart {
         pendingSummaries.append((timer: id, payload: payload))
     }
 
-    /// After the write: each summary on the timer's event topic and, retained, on its `class` topic.
-    mutating func publishClassSummaries(into out: inout EffectSink) {
+    /// After the write: each summary on the timer's event topic and, retained, on its `class` topic;
+    /// then the present athletes' states again (their live points end with the run).
+    mutating func publishClassSummaries(now: Millis, linkUp: Bool, into out: inout EffectSink) {
         guard !pendingSummaries.isEmpty else { return }
         for (id, payload) in pendingSummaries {
             let t = topics.timer(id)
@@ -298,6 +303,7 @@ struct HeartRatePart {
             out.publish(to: t.classSummary, payload, retain: true)
         }
         pendingSummaries = []
+        for id in (athletes?.present.keys.sorted() ?? []) { publishAthleteState(id, now: now, linkUp: linkUp, into: &out) }
     }
 
     /// A restore: a running `class_hr` timer records again from now (its summary says `partial`).
@@ -307,7 +313,7 @@ struct HeartRatePart {
             guard let (running, classHR, started) = timers.read(id, { ($0.machine.status == .running, $0.machine.spec.classHR == true,
                                                                       $0.machine.snapshot(at: now).startedAtMs) }),
                   running, classHR else { continue }
-            classRuns[id] = ClassRecorder(timer: id, startedAtMs: max(started ?? now, now), partial: true, staleAfterMs: staleAfterMs)
+            classRuns[id] = ClassRecorder(timer: id, startedAtMs: max(started ?? now, now), partial: true, heartRate: settings)
         }
     }
 }

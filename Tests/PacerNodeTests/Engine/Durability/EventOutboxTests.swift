@@ -114,16 +114,16 @@ import PacerProtocol
     func everyActionIsParsedAsItself(action: TimerAction) throws {
         let parser = CommandParser()
         var json: JSONValue = ["action": .string(action.rawValue)]
-        if action == .adjust { json = json.adding("seconds", 30) }
+        if action == .adjust || action == .extend { json = json.adding("seconds", 30) }
         guard case .success(let command) = parser.parse(json.bytes, timerID: "t"),
               case .timer(_, let operation, _, _) = command.request else {
             Issue.record("\(action) is not parsed from JSON")
             return
         }
         #expect(operation.action == action)
-        let word = action == .adjust ? "+30" : action.rawValue
+        let word = action == .adjust ? "+30" : action == .extend ? "extend 30" : action.rawValue
         #expect(TimerOperation(word: word)?.action == action, "\(word)")
-        #expect(TimerAction.words.contains(action == .adjust ? "+N" : action.rawValue))
+        #expect(TimerAction.words.contains(action == .adjust ? "+N" : action == .extend ? "extend N" : action.rawValue))
     }
 
     @Test func limitsAreTheCoresOwn() {

@@ -339,7 +339,7 @@ struct EngineAthletesTests {
         let rest = try #require(athletes[0]["segments"]?.array?[1])
         #expect(cells[0] == "hiit" && cells[2] == "finished" && cells[3] == "a" && cells[4] == "Alice" && cells[5] == "Rest 1" && cells[6] == "rest")
         #expect(Double(cells[8]) == rest["avg_bpm"]?.double && Int(cells[9]) == rest["peak_bpm"]?.int && Int(cells[10]) == rest["recovery_bpm"]?.int)
-        #expect(cells[11...].compactMap { Double($0) }.map { Int64(($0 * 1000).rounded()) } == rest["zone_ms"]?.array?.compactMap(\.int64))
+        #expect(cells[11...16].compactMap { Double($0) }.map { Int64(($0 * 1000).rounded()) } == rest["zone_ms"]?.array?.compactMap(\.int64))
         #expect(lines.contains { $0.hasPrefix("hiit,") && $0.contains(",a,Alice,whole run,total,,") })
         // The table says where the figures are; JSON lines carry the summary as stored.
         let table = try HistoryReport.lines(dataDirectory: directory.path, timer: "hiit", since: nil, limit: 10, json: false, now: 100_000)
