@@ -63,6 +63,20 @@ struct AwtrixRendererTests {
         if let app { #expect(app["lifetime"] == 10, "every app lapses by itself when the node stops sending") }
     }
 
+    @Test("every phase of a running timer: its digits and bar in the page's colour of it", arguments: Phase.allCases)
+    func everyPhase(phase: Phase) throws {
+        var timer = try TimerFixture.tabata()
+        timer.start(at: t0)
+        var snapshot = timer.snapshot(t0 + 1_000)
+        snapshot.phase = phase
+        let app = try #require(AwtrixRenderer.app(snapshot, now: t0 + 1_000, display: display))
+        #expect(fragments(app).first == "0:19@\(DisplayPalette.colour(of: phase).hex)")
+        #expect(app["progressC"] == DisplayPalette.colour(of: phase).json)
+        var wled = WLEDDisplay(topic: "wled/rig", timer: "main")
+        wled.idle = .off
+        #expect(WLEDRenderer.look(snapshot, display: wled) == .solid(DisplayPalette.colour(of: phase)))
+    }
+
     @Test("the round goes when it does not fit, beside an icon too; icons by phase")
     func fitting() throws {
         var long = try TimerFixture(["kind": "interval", "work": "12m", "rest": "1m", "rounds": 12])
