@@ -2,8 +2,8 @@ import Foundation
 import Mosquitto
 import PacerDisplays
 
-/// The node's side in the live tests: publishes display messages as the engine would
-/// (QoS 0, not retained), then a QoS 1 marker to itself so the test knows they left.
+/// The node's side in the live tests: publishes display messages as the engine would (QoS 0,
+/// not retained); the test then waits for the emulator to show them.
 struct Publisher {
     let client: MQTTClient
 
