@@ -71,6 +71,13 @@ let package = Package(
             dependencies: ["PacerCore"],
             swiftSettings: swiftSettings
         ),
+        // The LED clocks people own, driven by the node: AWTRIX 3 custom apps and WLED phase
+        // lights. Pure renderers and planners (what to send now, and when next); no I/O.
+        .target(
+            name: "PacerDisplays",
+            dependencies: ["PacerCore"],
+            swiftSettings: swiftSettings
+        ),
         // SQLite persistence (GRDB).
         .target(
             name: "PacerStore",
@@ -83,7 +90,7 @@ let package = Package(
         .target(
             name: "PacerNode",
             dependencies: [
-                "Mosquitto", "PacerCore", "PacerProtocol", "PacerStore", "PacerSound", "CTimerFD", "CMalloc",
+                "Mosquitto", "PacerCore", "PacerProtocol", "PacerStore", "PacerSound", "PacerDisplays", "CTimerFD", "CMalloc",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -116,10 +123,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Test helpers: start and stop real mosquitto brokers, free ports, temp dirs.
+        // Test helpers: start and stop real mosquitto brokers, free ports, temp dirs; the
+        // AWTRIX and WLED emulators (subscribed through Mosquitto like the devices).
         .target(
             name: "PacerTestSupport",
-            dependencies: ["PacerCore"],
+            dependencies: ["PacerCore", "Mosquitto"],
             swiftSettings: swiftSettings
         ),
         // Tests come in two kinds, one target each per module: `…Tests` are pure and in-process
@@ -142,6 +150,13 @@ let package = Package(
             name: "PacerProtocolTests",
             dependencies: ["PacerProtocol", "PacerCore", "PacerTestSupport",
                            .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: swiftSettings
+        ),
+        // The display renderers and planners alone, the emulators fed directly, and (in the
+        // `…LiveTests` suites) the emulators behind a real mosquitto.
+        .testTarget(
+            name: "PacerDisplaysTests",
+            dependencies: ["PacerDisplays", "PacerCore", "Mosquitto", "PacerTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -77,7 +77,7 @@ extension NodeConfiguration {
         let top = r.mapping(tree, key: "", known: [
             "node", "base_topic", "broker", "data_dir", "log_level", "limits", "timing",
             "heart_rate", "timers", "presets", "history", "restore", "home_assistant", "sound",
-            "publish",
+            "publish", "displays",
         ])
         readPublish(top, &r)
         if let v = r.string(top["node"], key: "node") {
@@ -97,6 +97,7 @@ extension NodeConfiguration {
         readHeartRate(top["heart_rate"], &r)
         readHomeAssistant(top["home_assistant"], &r)  // NodeConfiguration+HomeAssistant.swift
         readSound(top["sound"], &r)  // NodeConfiguration+Sound.swift
+        readDisplays(top["displays"], &r)  // NodeConfiguration+Displays.swift
         let presetPairs = r.mapping(top["presets"], key: "presets", known: [])
         for (name, node) in presetPairs {
             // A preset named like a built-in replaces it (the gym decides what "tabata" means).

@@ -1,6 +1,7 @@
 import Foundation
 public import Logging
 public import PacerCore
+public import PacerDisplays
 public import PacerSound
 
 /// How a restored timer comes back after the node was down (docs/architecture.md, "Durability and
@@ -154,6 +155,8 @@ public struct NodeConfiguration: Sendable, Equatable {
     public var homeAssistant = HomeAssistantSettings()
     /// Sound cues on the node's speaker (PacerSound); nil without a `sound:` section.
     public var sound: SoundSettings?
+    /// AWTRIX clocks and WLED lights the node drives (`displays:`, NodeConfiguration+Displays.swift).
+    public var displays: [DisplayConfiguration] = []
     /// Where the configuration came from (for logs).
     public var configFile: String?
     /// Where each declared timer stands in the file, for error messages.
