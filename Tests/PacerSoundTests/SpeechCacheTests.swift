@@ -43,7 +43,7 @@ struct SpeechCacheTests {
         try WAVFile(sampleRate: SoundPlayer.sampleRate, channels: 1, samples: clip.samples).encoded().write(to: URL(fileURLWithPath: path))
         let sox = try SoxAnalysis(path: path)
         #expect(sox.sampleRate == SoundPlayer.sampleRate)
-        #expect(try #require(sox.runs(mergeMs: 300).first).start < 0.01)
+        #expect(try #require(sox.runs(threshold: 0.003, mergeMs: 600).first).start < 0.01)
     }
 
     @Test("a missing engine is an error that says how to install it")
@@ -180,5 +180,51 @@ struct SpeechCacheTests {
         #expect(warnings.count == 1, "\(warnings)")
         #expect(warnings.first?.1.contains("espeak-ng is not installed") == true)
         #expect(cache.usage.clips == 0)
+    }
+    @Test("every phrase of a labelled workout, every switch on, renders ahead: ready, of a speaking length, not silent")
+    func wholeWorkout() throws {
+        var settings = SpeechSettings()
+        settings.rounds = true
+        settings.lastRound = true
+        settings.halfway = true
+        settings.marks = [60, 30, 10]
+        let spoken = try SpokenCues(settings: settings, cacheDirectory: try temporaryDirectory().path, logger: LogRecorder().logger)
+        var segments = [Segment(kind: .prepare, durationMs: 10_000)]
+        for round in 1...3 {
+            segments += [Segment(kind: .work, durationMs: 45_000, label: "Burpees", round: round),
+                         Segment(kind: .rest, durationMs: 15_000, round: round),
+                         Segment(kind: .work, durationMs: 45_000, label: "Kettlebell swings", round: round),
+                         Segment(kind: .rest, durationMs: 15_000, round: round)]
+        }
+        segments += [Segment(kind: .cooldown, durationMs: 90_000)]
+        let program = Program(segments: segments)
+        spoken.prepare(program)
+        spoken.cache.waitUntilIdle()
+        let texts = spoken.planner.texts(for: program)
+        #expect(texts.contains("Round 2 of 3. Work: Burpees") && texts.contains("Last round. Work: Burpees")
+                && texts.contains("Rest. Next: Kettlebell swings") && texts.contains("1 minute") && texts.contains("Cool down"), "\(texts)")
+        #expect(spoken.cache.usage.clips == texts.count)
+        for text in texts {
+            let clip = try #require(spoken.cache.clip(for: text), "\(text)")
+            #expect((250...5_000).contains(clip.durationMs), "\(text): \(clip.durationMs) ms")
+            let rms = (clip.samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(clip.samples.count)).squareRoot()
+            #expect(rms > 1_000, "\(text): rms \(rms)")
+        }
+        let event = TimerEvent(type: .phase, timer: "t", revision: 1, dueMs: 0, atMs: 0, phase: .rest, round: 1, nextLabel: "Kettlebell swings")
+        #expect(spoken.text(for: event) == "Rest. Next: Kettlebell swings")
+    }
+
+    @Test("Piper renders a phrase (opt-in: PACER_PIPER_COMMAND, the piper of a virtualenv, and PACER_PIPER_VOICE, a model)",
+          .enabled(if: ProcessInfo.processInfo.environment["PACER_PIPER_VOICE"] != nil))
+    func piper() throws {
+        let environment = ProcessInfo.processInfo.environment
+        var settings = SpeechSettings()
+        settings.engine = .piper
+        settings.command = environment["PACER_PIPER_COMMAND"]
+        settings.voice = environment["PACER_PIPER_VOICE"]
+        let clip = try SpeechRenderer(settings: settings, defaultVoice: "en").render("Rest. Next: kettlebell swings")
+        #expect((800...6_000).contains(clip.durationMs), "\(clip.durationMs) ms")
+        let rms = (clip.samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(clip.samples.count)).squareRoot()
+        #expect(rms > 1_000, "rms \(rms)")
     }
 }

@@ -39,8 +39,8 @@ struct SpeechPlayerTests {
         let line = try #require(log.all.first { $0.1.contains("sample 0 is") }?.1, "\(log.all)")
         let origin = try #require(line.split(separator: " ").drop { $0 != "is" }.dropFirst().first.flatMap { Millis($0) })
         let analysis = try SoxAnalysis(path: wav)
-        // Speech has short pauses between words: merge up to 300 ms to see each clip as one run.
-        let runs = analysis.runs(mergeMs: 300)
+        // Speech pauses between words and sentences, and starts softly: a low threshold and 600 ms merged see each clip as one run.
+        let runs = analysis.runs(threshold: 0.003, mergeMs: 600)
         func start(_ due: Millis) -> Double { Double(due - origin) / 1000 }
         let spokenRuns = runs.filter { run in [t0, t0 + 5_000].contains { abs(run.start - start($0)) < 0.005 } }
         #expect(spokenRuns.count == 2, "\(runs)")
@@ -90,7 +90,7 @@ struct SpeechPlayerTests {
         let line = try #require(log.all.first { $0.1.contains("sample 0 is") }?.1, "\(log.all)")
         let origin = try #require(line.split(separator: " ").drop { $0 != "is" }.dropFirst().first.flatMap { Millis($0) })
         let analysis = try SoxAnalysis(path: wav)
-        let runs = analysis.runs(mergeMs: 300)
+        let runs = analysis.runs(threshold: 0.003, mergeMs: 600)
         #expect(runs.map { ($0.start * 1000).rounded() } == [Double(three + 10_000 - origin), Double(three + 30_000 - origin)], "\(runs)")
         let peak = try analysis.stat(from: runs[0].start, duration: runs[0].duration).maxAmplitude
         #expect(abs(peak - 0.8 * 0.5 * SpeechClip.peak) < 0.01, "peak \(peak)")
@@ -110,7 +110,7 @@ struct SpeechPlayerTests {
         player.play(clip, dueMs: due, nowMs: due - 500)
         player.stop(timeout: .seconds(60))
         let analysis = try SoxAnalysis(path: wav)
-        let runs = analysis.runs(mergeMs: 300)
+        let runs = analysis.runs(threshold: 0.003, mergeMs: 600)
         #expect(runs.count == 1, "\(runs)")
         #expect(abs(runs[0].start - 1.5) < 0.005 && abs(runs[0].duration - Double(clip.durationMs) / 1000) < 0.02, "\(runs)")
     }

@@ -29,7 +29,7 @@ struct SoundSayCommandTests {
         let length = try #require(words.drop { !$0.hasSuffix("ms,") }.dropFirst().first.flatMap { Int($0) }, "\(output)")
         let line = try #require(output.split(separator: "\n").first { $0.contains("sample 0 is") }, "\(output)")
         let origin = try #require(line.split(separator: " ").drop { $0 != "is" }.dropFirst().first.flatMap { Millis($0) })
-        let runs = try SoxAnalysis(path: wav).runs(mergeMs: 300)
+        let runs = try SoxAnalysis(path: wav).runs(threshold: 0.003, mergeMs: 600)
         #expect(runs.count == 1, "\(runs)")
         #expect(abs(try #require(runs.first).start - Double(due - origin) / 1000) < 0.005, "\(runs) due \(due - origin) ms")
         #expect(abs(try #require(runs.first).duration - Double(length) / 1000) < 0.02, "\(runs) \(length) ms")
