@@ -51,11 +51,13 @@ struct SoundSayCommandTests {
         #expect(silent == .exited(1), "\(quiet)")
         #expect(quiet.contains("cannot say \"Done\"") && quiet.contains("wrote no sound"), "\(quiet)")
         // espeak-ng looked for on a PATH without it.
+        let empty = directory.appendingPathComponent("empty-bin")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
         let plain = try CheckConfigTests.write("sound: {speech: true}\n", "plain.yaml", in: directory)
         let process = try TestProcess.launch(try PacerExecutable.require(),
                                              ["sound", "test", "--config", plain, "--device", "file:\(wav)", "--say", "Done"],
                                              outputFile: directory.appendingPathComponent("out.txt"),
-                                             environment: ["PATH": directory.path])
+                                             environment: ["PATH": empty.path])
         let exited = await process.waitForExit(timeout: .seconds(30))
         if !exited { await process.kill() }
         #expect(ProcessEnd(waitStatus: process.terminationStatus) == .exited(1), "\(process.output)")
