@@ -81,6 +81,9 @@ done
 # The unit's drop-in that opens the sound devices: installed by postinst (install.sh --sound-only)
 # when the configuration plays its cues on a device.
 install -m 0644 "$here/pacer-sound.conf" "$pkg/usr/share/pacer/pacer-sound.conf"
+# The spoken cues' phrase tables, one per language (docs/sound.md, "Speech").
+install -d -m 0755 "$pkg/usr/share/pacer/phrases"
+for f in "$repo"/share/phrases/*.json; do install -m 0644 "$f" "$pkg/usr/share/pacer/phrases/"; done
 # journald's settings for an SD card: not applied by the package (docs/deployment.md says how).
 install -m 0644 "$here/journald-pacer.conf" "$pkg/usr/share/pacer/journald-pacer.conf"
 for f in pacer.conf acl.example bridge.example.conf; do
@@ -121,7 +124,7 @@ Section: misc
 Priority: optional
 Installed-Size: $installed_kb
 Depends: libmosquitto1, libsqlite3-0, libasound2, libc6, libstdc++6, libgcc-s1, passwd
-Recommends: mosquitto, lighttpd, lighttpd-mod-openssl, openssl
+Recommends: mosquitto, lighttpd, lighttpd-mod-openssl, openssl, espeak-ng
 Suggests: sqlite3, mosquitto-clients
 Description: headless MQTT timer node for gyms and homes
  Pacer runs interval, rest, countdown and stopwatch timers, publishes their state

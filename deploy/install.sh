@@ -102,6 +102,9 @@ web_src=$here/lighttpd
 make_cert=$here/make-cert.sh
 dash_src=$here/../examples/dashboard
 [[ -d $here/dashboard ]] && dash_src=$here/dashboard
+# The spoken cues' phrase tables (one JSON file per language; docs/sound.md, "Speech").
+phrases_src=$here/../share/phrases
+[[ -d $here/phrases ]] && phrases_src=$here/phrases
 docs_src=()
 for f in "$here/../README.md" "$here/../docs/deployment.md"; do [[ -f $f ]] && docs_src+=("$f"); done
 
@@ -111,6 +114,7 @@ etc=$R/etc/pacer
 state=$R/var/lib/pacer
 share=$R/usr/share/pacer
 dash_dst=$share/dashboard
+phrases_dst=$share/phrases
 doc_dst=$R/usr/share/doc/pacer
 mosq_conf=$R/etc/mosquitto/conf.d/pacer.conf
 mosq_acl=$R/etc/mosquitto/pacer.acl
@@ -215,7 +219,8 @@ check_system() {
 }
 
 apt_packages() {
-  local wanted=(libmosquitto1 libsqlite3-0 libasound2 sqlite3)
+  # espeak-ng: the spoken cues' always-there voice (sound.speech).
+  local wanted=(libmosquitto1 libsqlite3-0 libasound2 sqlite3 espeak-ng)
   $broker && wanted+=(mosquitto mosquitto-clients)
   $web && wanted+=(lighttpd)
   $web && $https && wanted+=(lighttpd-mod-openssl openssl)
@@ -302,6 +307,15 @@ install_files() {
   else
     note "warning: no dashboard files in ${dash_src}: the broker serves an empty folder"
     ensure_dir 0755 "" "$dash_dst"
+  fi
+
+  step "the phrase tables of spoken cues: ${phrases_dst#"$R"}"
+  if [[ -d $phrases_src && $(cd "$phrases_src" && pwd) != $(cd "$phrases_dst" 2>/dev/null && pwd) ]]; then
+    ensure_dir 0755 "" "$phrases_dst"
+    local table
+    for table in "$phrases_src"/*.json; do install_file 0644 "" "$table" "$phrases_dst/$(basename "$table")"; done
+  else
+    echo "   in place"
   fi
 
   if ((${#docs_src[@]})); then

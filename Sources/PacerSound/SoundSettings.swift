@@ -36,6 +36,8 @@ public struct SoundSettings: Sendable, Equatable {
     public var quiet: [QuietHours] = []
     /// The time zone of the quiet hours: the node's local one.
     public var timeZone = TimeZone.current
+    /// Spoken cues (`speech:`); nil: none, the beeps only.
+    public var speech: SpeechSettings?
 
     /// `music:`: ducking an MPD server's volume around each cue (docs/sound.md, "Music").
     public struct Music: Sendable, Equatable {

@@ -30,17 +30,7 @@ final class WAVRenderer {
 
     /// Writes the whole file (to a temporary file, then renamed: a reader never sees half of one).
     func write() throws(SoundError) {
-        var data = Data()
-        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
-        let dataBytes = samples.count * 2
-        data.append(contentsOf: Array("RIFF".utf8)); append(UInt32(36 + dataBytes))
-        data.append(contentsOf: Array("WAVEfmt ".utf8)); append(UInt32(16))
-        append(UInt16(1)); append(UInt16(1))  // PCM, mono
-        append(UInt32(sampleRate)); append(UInt32(sampleRate * 2)); append(UInt16(2)); append(UInt16(16))
-        data.append(contentsOf: Array("data".utf8)); append(UInt32(dataBytes))
-        samples.withUnsafeBufferPointer { buffer in
-            for sample in buffer { append(sample) }
-        }
+        let data = WAVFile(sampleRate: sampleRate, channels: 1, samples: samples).encoded()
         let temporary = path + ".tmp"
         do {
             try data.write(to: URL(fileURLWithPath: temporary))
