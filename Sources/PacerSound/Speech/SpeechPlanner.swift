@@ -113,8 +113,8 @@ public struct SpeechPlanner: Sendable {
             }
         case .expired:
             if settings.done { parts.append(Part(kind: .done, text: phrases.text("expired"))) }
-        case .alert, .paused, .resumed, .adjusted, .acknowledged, .cancelled, .scheduled, .reset, .snoozed:
-            break
+        default:
+            break  // nothing said (any other event, also a type this version does not know)
         }
         guard !parts.isEmpty else { return nil }
         return Utterance(text: parts.map(\.text).joined(separator: phrases.separator), parts: parts)
