@@ -43,10 +43,22 @@ public struct PacerNode: Sendable {
             try? store?.close()
             throw Failure(description: "cannot set up the MQTT client: \(error)")
         }
-        sound = configuration.sound.flatMap { $0.enabled ? SoundPlayer(settings: $0, logger: logger) : nil }
+        // Spoken cues (`sound.speech`): the phrase table is read now; a broken one (the
+        // configuration check names it first) leaves the node beeping, said in the log.
+        var spoken: SpokenCues?
+        if let settings = configuration.sound, settings.enabled, let speech = settings.speech, let directory = configuration.speechCacheDirectory {
+            do { spoken = try SpokenCues(settings: speech, cacheDirectory: directory, logger: logger) } catch {
+                logger.error("sound: spoken cues are off, the node beeps instead: \(error)")
+            }
+        }
+        sound = configuration.sound.flatMap { $0.enabled ? SoundPlayer(settings: $0, logger: logger, speech: spoken?.cache) : nil }
         engine = NodeEngine(configuration: configuration, transport: MQTTTransport(client: client, plainClient: plainClient),
                             store: store.map(EngineThreadStore.init), logger: logger,
-                            storageProblem: storageProblem, sound: sound)
+                            storageProblem: storageProblem, sound: sound, speech: spoken)
+        if let spoken {
+            // Each clip's real length reaches the machine (the cue-ahead announcement says it).
+            spoken.cache.observe { [weak engine] text, durationMs in engine?.submit(.speechReady(text: text, durationMs: durationMs)) }
+        }
         // The engine's thread reads the command connection itself: a command reaches the
         // engine with no thread switch (Mosquitto/LoopHost.swift, docs/architecture.md).
         if configuration.broker.ioThread == .engine { client.serveConnections(on: engine.thread) }

@@ -2,7 +2,7 @@
 /// topics"), each spelled once; a timer's plain retained topics end in a ``PlainLeaf``.
 public enum TopicLevel: String, Sendable, CaseIterable {
     case status, info, workouts, athletes, sound, cueAhead = "cue_ahead", command = "cmd", reply, time, timers
-    case state, event, classSummary = "class"
+    case state, event, classSummary = "class", say
 }
 
 /// The topic names of docs/API.md under one base (`pacer/<node>`).
@@ -88,6 +88,7 @@ public struct Topics: Sendable, Equatable {
             "sound": sound, "cueAhead": cueAhead, "command": command, "reply": reply, "privateReply": reply(clientID: client),
             "time": time,
             "timer.state": t.state, "timer.event": t.event, "timer.classSummary": t.classSummary, "timer.command": t.command,
+            "timer.say": t.say,
         ]
         for leaf in PlainLeaf.allCases { all["timer.\(leaf)"] = t.plain(leaf) }
         return all
@@ -116,6 +117,8 @@ public struct TimerTopics: Sendable, Equatable {
     /// Retained JSON: the class heart-rate summary of the timer's last recorded run (`class_hr`).
     public var classSummary: String { leaf(.classSummary) }
     public var command: String { leaf(.command) }
+    /// Not retained: the text of each spoken cue, at its due instant (`sound.speech`).
+    public var say: String { leaf(.say) }
 
     /// Every retained topic of the timer (cleared when it is deleted).
     public var retained: [String] { [state] + plain }

@@ -13,6 +13,8 @@ public enum WireField: String, Sendable, CaseIterable {
     // A command's (and a reply's `id`).
     case action, id, at, ifRevision = "if_revision", timer, spec, name, restart, preset, seconds, since, limit
     case workout, athlete, colour, maxHR = "max_hr", leaderboard, muted, volume
+    // A spoken cue's (`say` topic, `cue_ahead`).
+    case text, say, event, lang, durationMs = "duration_ms", leadMs = "lead_ms"
     // A reply's.
     case ok, error, code, message, revision, state, deleted, saved, cleared, timers, events, now, nowMs = "now_ms"
     case profile, athletes, present
@@ -44,6 +46,10 @@ public enum WireField: String, Sendable, CaseIterable {
         .type, .timer, .revision, .dueMs, .atMs, .phase, .label, .nextLabel, .round, .set, .cue, .lateMs,
         .finishedAt, .finishedAtMs, .seconds, .rounds, .reason, .startAt, .startAtMs,
     ]
+
+    /// A spoken cue's, on `<base>/timers/<id>/say` (`SpokenCue.json`; `duration_ms` when the
+    /// node's clip is ready).
+    public static let ofSay: [WireField] = [.timer, .event, .text, .dueMs, .atMs, .lang, .durationMs]
 
     /// A command's (`NodeCommand.json`, `CommandParser`), and a `start` with a preset carries the
     /// preset's own parameters beside them.

@@ -45,6 +45,7 @@ struct VocabularyFixtureTests {
                 "state": fields(WireField.ofState),
                 "list_entry": fields(WireField.ofListEntry),
                 "event": fields(WireField.ofEvent),
+                "say": fields(WireField.ofSay),
                 "info": fields(WireField.ofInfo),
             ],
         ]
@@ -98,7 +99,7 @@ struct VocabularyFixtureTests {
             #expect(Set(list).count == list.count, "a word twice: \(list)")
         }
         let documents: [[WireField]] = [WireField.ofCommand, WireField.ofReply, WireField.ofState, WireField.ofListEntry,
-                                        WireField.ofEvent, WireField.ofInfo]
+                                        WireField.ofEvent, WireField.ofInfo, WireField.ofSay]
         for list in documents {
             #expect(Set(list).count == list.count, "a member twice: \(list)")
         }

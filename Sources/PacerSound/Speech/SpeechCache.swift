@@ -59,6 +59,8 @@ public final class SpeechCache: Sendable {
 
     private let state = Mutex(State())
     private let queue = DispatchQueue(label: "pacer-speech", qos: .utility)
+    /// Told of each clip that becomes ready (`observe`), on the cache's queue.
+    private let observers = Mutex<[@Sendable (_ text: String, _ durationMs: Int) -> Void]>([])
 
     /// - Parameters:
     ///   - directory: where the clips are kept (made if missing).
@@ -104,6 +106,13 @@ public final class SpeechCache: Sendable {
         }
         if schedule { queue.async { [self] in self.make(text, key: key) } }
         return clip
+    }
+
+    /// Calls `body` with each clip's text and length as it becomes ready to play (on the cache's
+    /// queue; `body` must not block): the node learns a spoken cue's real length for its
+    /// cue-ahead announcement.
+    public func observe(_ body: @escaping @Sendable (_ text: String, _ durationMs: Int) -> Void) {
+        observers.withLock { $0.append(body) }
     }
 
     /// Blocks until everything queued so far is done (`pacer sound test --say`, tests).
@@ -209,6 +218,7 @@ public final class SpeechCache: Sendable {
                 state.memoryBytes -= oldest.value.clip.samples.count * 2
             }
         }
+        for observer in observers.withLock({ $0 }) { observer(clip.text, clip.durationMs) }
     }
 
     /// Removes the least recently used files until the cache is within its limits (never `keeping`).

@@ -261,7 +261,7 @@ struct EngineMachineTests {
         var sounded: [(due: Millis, cue: String)] = []
         func record(_ effects: [EngineEffect], at now: Millis) {
             for (topic, json) in Self.published(effects) where topic == "\(Self.base)/cue_ahead" { announced.append((now, json ?? .null)) }
-            for case .sound(let events) in effects {
+            for case .sound(let events, _) in effects {
                 for event in events { if let cue = SoundCue.cue(for: event) { sounded.append((event.dueMs, cue.rawValue)) } }
             }
         }
@@ -303,7 +303,7 @@ struct EngineMachineTests {
         while let next = m.nextDeadline(), next <= 30_000 {
             let (_, effects) = Self.step(&m, .deadline, at: next)
             for case .expectCue(let due, _) in effects { told.append((next, due)) }
-            for case .sound(let events) in effects { sounded += events.filter { SoundCue.cue(for: $0) != nil }.map(\.dueMs) }
+            for case .sound(let events, _) in effects { sounded += events.filter { SoundCue.cue(for: $0) != nil }.map(\.dueMs) }
             #expect(!Self.published(effects).contains { $0.topic.hasSuffix("/cue_ahead") })
         }
         #expect(told.map(\.due) == sounded, "\(told) vs \(sounded)")

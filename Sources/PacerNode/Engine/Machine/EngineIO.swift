@@ -68,6 +68,8 @@ enum EngineInput: Sendable {
     /// The write the last step asked for (`EngineEffect.write`) is done; on a connect, with the
     /// store's unpublished events read after it.
     case written(WriteResult, unpublished: [EventRecord])
+    /// The speech cache has a spoken cue's clip ready: its text and real length.
+    case speechReady(text: String, durationMs: Int)
 }
 
 /// The instant an input is handled at, and what the shell saw of the world just before.
@@ -110,8 +112,11 @@ enum EngineEffect {
     case writeMarks([Int64])
     /// A `history` request: read the store, reply on `reply.topic` (`EngineMachine.historyReply`).
     case history(HistoryQuery, reply: EngineOutput.Reply)
-    /// The speaker's cues (PacerSound; placed on their due instants from the shell's clock).
-    case sound([TimerEvent])
+    /// The speaker's cues (PacerSound; placed on their due instants from the shell's clock),
+    /// with the text each event says (`sound.speech`) in place of its beep when its clip is ready.
+    case sound([TimerEvent], say: [EventKey: String])
+    /// Render these phrases ahead into the speech cache (a timer created, started, restored).
+    case prepareSpeech([String])
     /// A cue the node will sound at `dueMs`, told ahead to the music's ducker (`sound.music`).
     case expectCue(dueMs: Millis, cue: SoundCue)
     /// The speaker muted or not, and its volume in percent (the `sound` command, a restore).

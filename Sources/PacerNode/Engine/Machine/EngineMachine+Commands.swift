@@ -57,6 +57,7 @@ extension EngineMachine {
                 output.changes.timerChanged(id, events: [])
                 output.follow.insert(.infoChanged)
                 schedule(id, now: now)
+                sound.prepare(machine.program, ack: machine.spec.ack, into: &board.out)
                 return .success(timerReply(id, now: now))
             }
         case .delete(let id):
@@ -77,7 +78,16 @@ extension EngineMachine {
             return .success(CommandResult(members: Reply.timeMembers(now: now)))
         case .saveWorkout(let id, let name, let spec):
             let presets = library.presets, heart = heart, configuration = configuration
-            return library.save(id, name: name, specJSON: spec) { Self.parseSpec($0, presets: presets, heart: heart, configuration: configuration) }
+            var saved: TimerSpec?
+            let result = library.save(id, name: name, specJSON: spec) { json in
+                let parsed = Self.parseSpec(json, presets: presets, heart: heart, configuration: configuration)
+                saved = try? parsed.get()
+                return parsed
+            }
+            if case .success = result, let saved, let program = try? saved.compile() {
+                sound.prepare(program, ack: saved.ack, into: &board.out)
+            }
+            return result
         case .deleteWorkout(let id):
             return library.delete(id)
         case .setAthlete(let id, let name, let colour, let maxHR, let leaderboard):
@@ -129,6 +139,10 @@ extension EngineMachine {
             board.timers.set(id, entry)
             output.changes.timerChanged(id, events: events)
             schedule(id, now: now)
+            switch operation {
+            case .start, .extend(_, _?): sound.prepare(entry.machine.program, ack: entry.machine.spec.ack, into: &board.out)
+            default: break
+            }
             return .success(timerReply(id, now: now))
         case .failure(let error):
             if created { board.timers.set(id, nil); output.follow.remove(.infoChanged) }

@@ -44,6 +44,12 @@ extension EngineMachine {
             }
         }
         rescheduleAll(now: now)
+        for id in board.timers.ids {
+            // The phrases of the runs under way (and due) are rendered again if the cache lost them.
+            guard let (active, program, ack) = board.timers.read(id, { ([.running, .paused, .scheduled].contains($0.machine.status),
+                                                                         $0.machine.program, $0.machine.spec.ack) }), active else { continue }
+            sound.prepare(program, ack: ack, into: &board.out)
+        }
         heart.restoreProfiles(saved.athletesDocument)
         heart.resumeClassRuns(now: now, timers: board.timers)
         // The speaker as it was left (muted for the night stays muted after a power cut).

@@ -91,19 +91,29 @@ extension EngineMachine {
         // (a beep due now), so they are dropped. Only a transition that could not be written
         // is queued in memory, its best remaining chance.
         let connected = link.linkUp
+        /// What the events say (`sound.speech`), for the speaker and the `say` topic.
+        var said: [EventKey: String] = [:]
         for event in output.changes.events {
             let key = EventKey(event)
             if duplicates.contains(key) { continue }
+            if sound.speech != nil, let text = sound.say(event, program: board.timers.read(event.timer) { $0.machine.program }) {
+                said[key] = text
+            }
             if let record = written[key] {
                 link.written(record, now: now, heart: heart, on: &board)
-                continue
+            } else if connected || !event.isCue {
+                link.publishEvent(event, into: &board.out)
             }
-            if !connected && event.isCue { continue }
-            link.publishEvent(event, into: &board.out)
+            // A spoken cue's text, for pages and Home Assistant to say at its due instant.
+            if connected, let text = said[key] {
+                let cue = SpokenCue(timer: event.timer, event: event.type.rawValue, text: text, dueMs: event.dueMs, atMs: now,
+                                    lang: configuration.sound?.speech?.language ?? "en", durationMs: sound.clipDurationMs(text))
+                board.out.publish(to: topics.timer(event.timer).say, cue.json.jsonBytes, retain: false)
+            }
         }
         // Sound: the speaker's cues, also while disconnected (PacerSound; never blocks).
         let sounding = duplicates.isEmpty ? output.changes.events : output.changes.events.filter { !duplicates.contains(EventKey($0)) }
-        if !sounding.isEmpty { board.out.emit(.sound(sounding)) }
+        if !sounding.isEmpty { board.out.emit(.sound(sounding, say: said)) }
         // Home Assistant: a deleted timer's device goes before its topics are cleared (its
         // sensors would read the empty values).
         discovery.publish(output, workouts: library.saved.value.ids, workoutsChanged: workoutsChanged && ok, linkUp: link.linkUp,

@@ -1,6 +1,7 @@
 import Logging
 import PacerCore
 import PacerProtocol
+import PacerSound
 import PacerStore
 
 /// The node's decisions, as one value (docs/architecture.md, "The engine"). It does no I/O and
@@ -43,8 +44,10 @@ struct EngineMachine {
     ///   - hasStore: whether a database backs the node.
     ///   - hasPlainConnection: whether the plain topics have a connection of their own.
     ///   - hasSound: whether the node has a speaker (`sound:` in its configuration).
+    ///   - speech: what the node says at cues (`sound.speech`; its phrase table read by the shell).
     init(configuration: NodeConfiguration, logger: Logger, startedAtMs: Millis, version: String = PacerVersion.current,
-         hasStore: Bool, storagePath: String? = nil, storageProblem: String? = nil, hasPlainConnection: Bool = false, hasSound: Bool = false) {
+         hasStore: Bool, storagePath: String? = nil, storageProblem: String? = nil, hasPlainConnection: Bool = false, hasSound: Bool = false,
+         speech: SpeechPlanner? = nil) {
         let topics = Topics(base: configuration.baseTopic)
         self.configuration = configuration
         self.topics = topics
@@ -53,7 +56,7 @@ struct EngineMachine {
         link = BrokerLink(configuration: configuration, topics: topics, hasStore: hasStore, hasPlainConnection: hasPlainConnection, logger: logger)
         heart = HeartRatePart(configuration: configuration, topics: topics, logger: logger)
         library = WorkoutLibrary(configured: configuration.presets, topic: topics.workouts)
-        sound = SoundPart(configuration: configuration, topics: topics, hasSound: hasSound)
+        sound = SoundPart(configuration: configuration, topics: topics, hasSound: hasSound, speech: speech)
         discovery = DiscoveryPart(configuration: configuration, topics: topics, version: version, hasSound: hasSound, logger: logger)
         info = NodeInfo(
             version: version, nodeID: configuration.nodeID, baseTopic: configuration.baseTopic, startedAtMs: startedAtMs,
@@ -90,6 +93,8 @@ struct EngineMachine {
             if link.plainLinkChanged(event, now: now, on: &board) { output.follow.insert(.republishPlain) }
         case .deadline:
             deadlinesFell(now: now, into: &output)
+        case .speechReady(let text, let durationMs):
+            sound.clipReady(text, durationMs: durationMs)
         }
         return commit(output, now: now)
     }

@@ -37,8 +37,13 @@ struct SoundPart {
     private(set) var speaker = Staged(Speaker())
     /// Per timer, the revision its cue-ahead deadline was set at and the last cue announced.
     private var marks: [String: CueAheadMark] = [:]
+    /// What is said at cues (`sound.speech`); nil: the node only beeps.
+    let speech: SpeechPlanner?
+    /// The spoken clips' real lengths, by text, as the speech cache reports them ready.
+    private var clipMs: [String: Int] = [:]
 
-    init(configuration: NodeConfiguration, topics: Topics, hasSound: Bool) {
+    init(configuration: NodeConfiguration, topics: Topics, hasSound: Bool, speech: SpeechPlanner? = nil) {
+        self.speech = speech
         self.hasSound = hasSound
         soundTopic = topics.sound
         cueAheadTopic = topics.cueAhead
@@ -52,6 +57,41 @@ struct SoundPart {
         case (nil, let b?): leadMs = b
         }
     }
+
+    // MARK: - Speech
+
+    /// The text `event` says (its timer's `program` gives the round it is in), nil: none.
+    func say(_ event: TimerEvent, program: Program?) -> String? {
+        guard let speech else { return nil }
+        return speech.utterance(for: event, context: program.map { Self.context(of: event, in: $0) } ?? .init())?.text
+    }
+
+    /// The round context of an event: the program's rounds, and whether the event enters the
+    /// first work segment of its round (the round is said there, not at every station).
+    static func context(of event: TimerEvent, in program: Program) -> SpeechPlanner.Context {
+        let first = program.segments.first { $0.kind == .work && $0.round == event.round && $0.set == event.set }
+        return SpeechPlanner.Context(rounds: program.rounds, startsRound: event.phase == .work && first?.label == event.label)
+    }
+
+    /// Every phrase a run of `program` can say, rendered ahead by the shell (a timer created,
+    /// started, extended or restored; a workout saved): at the cue only a ready clip plays.
+    func prepare(_ program: Program, ack: Bool, into out: inout EffectSink) {
+        guard let speech else { return }
+        let texts = speech.texts(for: program, ack: ack)
+        if !texts.isEmpty { out.emit(.prepareSpeech(texts)) }
+    }
+
+    /// The speech cache has `text`'s clip ready, `durationMs` long.
+    mutating func clipReady(_ text: String, durationMs: Int) {
+        if clipMs.count >= Self.maxKnownClips && clipMs[text] == nil { clipMs.removeAll() }  // bounded; relearned as clips load
+        clipMs[text] = durationMs
+    }
+
+    /// How many clip lengths are kept (more than the cache's default 500 clips).
+    static let maxKnownClips = 2_000
+
+    /// The length of `text`'s clip, when the cache said it is ready.
+    func clipDurationMs(_ text: String) -> Int? { clipMs[text] }
 
     // MARK: - The speaker
 
@@ -132,10 +172,15 @@ struct SoundPart {
             for (event, cue) in next.cues {
                 if ducksMusic { board.out.emit(.expectCue(dueMs: event.dueMs, cue: cue)) }
                 guard announceMs != nil, linkUp else { continue }
-                var body: [String: JSONValue] = ["duration_ms": .int(cue.durationMs), "lead_ms": .int(event.dueMs - now)]
+                // A spoken cue says its text and lasts its clip (the beep's length until the clip is ready).
+                let text = say(event, program: board.timers.read(id) { $0.machine.program })
+                var body: [String: JSONValue] = [:]
+                body[.durationMs] = .int(text.flatMap(clipDurationMs) ?? cue.durationMs)
+                body[.leadMs] = .int(event.dueMs - now)
                 body[.timer] = .string(id)
                 body[.cue] = .string(cue.rawValue)
                 body[.dueMs] = .int(event.dueMs)
+                if let text { body[.say] = .string(text) }
                 board.out.publish(to: cueAheadTopic, JSONValue.object(body).jsonBytes, retain: false)
             }
             from = next.due

@@ -18,6 +18,8 @@ enum NodeInput: Sendable {
     case deadline
     /// The broker acknowledged a tracked publish.
     case delivered(MQTTDeliveryReport)
+    /// The speech cache has a spoken cue's clip ready (`SpeechCache.observe`).
+    case speechReady(text: String, durationMs: Int)
 }
 
 /// The thin shell around the node's one machine (`EngineMachine`): it owns the
@@ -36,6 +38,8 @@ actor NodeEngine {
     var clock: NodeClock
     /// The speaker's cues (PacerSound): the engine only hands events over; nil without `sound:`.
     let sound: SoundPlayer?
+    /// Spoken cues (`sound.speech`): the clips rendered ahead; nil without speech.
+    let speech: SpokenCues?
     /// The topics, for `isCommand` from any thread (the thread's queue asks it).
     nonisolated let topics: Topics
     /// The client's delivery tokens of the tracked publishes in flight, each with the
@@ -63,10 +67,12 @@ actor NodeEngine {
     ///   - sound: the speaker's player, handed the events of every commit (nil: no sound).
     init(configuration: NodeConfiguration, transport: any EngineTransport, store: (any EngineStore)?, logger: Logger,
          storageProblem: String? = nil, clock: NodeClock = NodeClock(), version: String = PacerVersion.current,
-         usesAlarm: Bool = true, sound: SoundPlayer? = nil) {
+         usesAlarm: Bool = true, sound: SoundPlayer? = nil, speech: SpokenCues? = nil) {
         self.machine = EngineMachine(configuration: configuration, logger: logger, startedAtMs: clock.now(), version: version,
                                      hasStore: store != nil, storagePath: store?.path, storageProblem: storageProblem,
-                                     hasPlainConnection: transport.plainTopics != nil, hasSound: sound != nil)
+                                     hasPlainConnection: transport.plainTopics != nil, hasSound: sound != nil,
+                                     speech: sound == nil ? nil : speech?.planner)
+        self.speech = sound == nil ? nil : speech
         self.topics = Topics(base: configuration.baseTopic)
         self.sound = sound
         self.transport = transport
@@ -168,6 +174,7 @@ actor NodeEngine {
         case .connection(let event): .connection(linkEvent(event))
         case .plainLink(let event): .plainLink(linkEvent(event))
         case .deadline: .deadline
+        case .speechReady(let text, let durationMs): .speechReady(text: text, durationMs: durationMs)
         case .delivered(let report):
             // The client's token to the machine's (an unknown one was never the machine's).
             tokens.removeValue(forKey: report.token).map { .delivered(PublishAck(token: $0, reasonCode: report.reasonCode)) }
@@ -300,10 +307,16 @@ actor NodeEngine {
                 do { try await transport.publish(to: reply.topic, payload: payload, retain: false, properties: properties) } catch {
                     publishFailed(reply.topic, error, linkUp: machine.link.linkUp)
                 }
-            case .sound(let events):
+            case .sound(let events, let said):
                 // Each cue is placed on its due_ms relative to this instant (the write before
                 // it may have taken a while).
-                sound?.submit(events, nowMs: clock.now())
+                if said.isEmpty {
+                    sound?.submit(events, nowMs: clock.now())
+                } else {
+                    sound?.submit(events, nowMs: clock.now(), say: { said[EventKey($0)] })
+                }
+            case .prepareSpeech(let texts):
+                speech?.cache.prepare(texts)
             case .expectCue(let dueMs, let cue):
                 sound?.expect(dueMs: dueMs, kinds: [cue], nowMs: clock.now())
             case .speaker(let muted, let volume):
