@@ -2,6 +2,7 @@ import Foundation
 public import Logging
 import Mosquitto
 import PacerCore
+import PacerDisplays
 import PacerSound
 import PacerStore
 public import ServiceLifecycle
@@ -231,6 +232,12 @@ struct MQTTConnectionService: Service {
             // service still ends only in its turn, after the engine, as the group expects.
             try? await gracefulShutdown()
             logger.info("stopping: publishing offline and disconnecting")
+            // The clocks and lights the node drives go blank now (a node that dies instead is
+            // cleared by the AWTRIX apps' lifetime).
+            var displays = DisplayOutputs(configuration.displays)
+            for message in displays.shutdown() {
+                try? await client.publish(to: message.topic, payload: message.payload, qos: .atLeastOnce, retain: message.retain)
+            }
             do {
                 try await client.publish(to: topics.status, string: NodeStatus.offline.rawValue, qos: .atLeastOnce, retain: true)
             } catch {

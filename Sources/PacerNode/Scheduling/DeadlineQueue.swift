@@ -6,21 +6,24 @@ import PacerCore
 enum DeadlineOwner: Hashable, Sendable {
     case timer(String)
     case heartRate(String)
-    /// A class's athlete going stale or leaving (EngineMachine+Athletes.swift).
+    /// A class's athlete going stale or leaving (HeartRatePart.swift).
     case athlete(String)
     case outbox
     /// Acknowledged events to mark published (see `EventOutbox.markDelayMs`).
     case marks
     /// A held-back `info` (see `NodeInfo.minIntervalMs`).
     case info
-    /// The next chunk of Home Assistant configs after a connect (EngineMachine+HomeAssistant.swift).
+    /// The next chunk of Home Assistant configs after a connect (DiscoveryPart.swift).
     case discovery
-    /// The plain topics' own connection still down while the main one is up (EngineMachine+PlainLink.swift).
+    /// The plain topics' own connection still down while the main one is up (BrokerLink.swift).
     case plainFallback
-    /// The time limit of a connect's hold on the plain topics' republish (EngineMachine+PlainLink.swift).
+    /// The time limit of a connect's hold on the plain topics' republish (BrokerLink.swift).
     case plainHold
-    /// A timer's next cue, announced `publish.cue_ahead` before it (EngineMachine+CueAhead.swift).
+    /// A timer's next cue, announced `publish.cue_ahead` before it (SoundPart.swift).
     case cueAhead(String)
+    /// The next instant a timer's AWTRIX clocks or WLED lights need an update by themselves
+    /// (a flip of the shown second, a pulse step; DisplayPart.swift).
+    case display(String)
 }
 
 /// One deadline queue for everything the node waits for (one scheduler for all timers:

@@ -125,6 +125,9 @@ extension EngineMachine {
             if output.follow.contains(.infoChanged) { info.publishThrottled(to: topics.info, now: now, linkUp: link.linkUp, on: &board) }
             if workoutsChanged && ok { library.publish(into: &board.out) }
         }
+        if !republishAll {
+            displays.publish(output.changes, linkUp: link.linkUp, backlogged: link.backlogged, now: now, heart: heart, on: &board)
+        }
         heart.profilesWritten(ok: ok, publish: !republishAll && link.linkUp, now: now, into: &board.out)
         sound.written(ok: ok, publish: !republishAll, into: &board.out)
         for reply in output.replies {
@@ -152,6 +155,7 @@ extension EngineMachine {
         sound.publish(into: &board.out)
         for event in link.takeUnwritten() { link.publishEvent(event, into: &board.out) }
         link.republishTimers(now: now, heart: heart, on: &board)
+        displays.reconnected(now: now, heart: heart, on: &board)
     }
 
     /// Prunes old history and request ids, at most once an hour and only after a write (so an

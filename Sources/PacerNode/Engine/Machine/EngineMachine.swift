@@ -21,7 +21,8 @@ import PacerStore
 /// - `heart`: heart-rate sources, athletes and class runs (HeartRatePart.swift);
 /// - `library`: the saved workouts (SavedWorkouts.swift); `sound`: the speaker and the
 ///   cue-ahead signal (SoundPart.swift); `discovery`: Home Assistant (DiscoveryPart.swift);
-///   `info`: the retained `info` (NodeInfo.swift); `writes`: the write in flight (StoreUpkeep.swift).
+///   `info`: the retained `info` (NodeInfo.swift); `writes`: the write in flight (StoreUpkeep.swift);
+///   `displays`: the AWTRIX clocks and WLED lights (DisplayPart.swift).
 /// The tests drive it alone with an injected clock (EngineMachineTests and the engine harness).
 struct EngineMachine {
     let configuration: NodeConfiguration
@@ -38,6 +39,8 @@ struct EngineMachine {
     /// What the retained `info` says.
     var info: NodeInfo
     var writes = WritePlan()
+    /// The AWTRIX clocks and WLED lights it drives (DisplayPart.swift).
+    var displays: DisplayPart
 
     /// - Parameters:
     ///   - startedAtMs: the instant the node started (`info`).
@@ -63,6 +66,7 @@ struct EngineMachine {
             clockSynchronized: nil, presets: Set(Presets.builtInNames).union(configuration.presets.keys).sorted(),
             heartRateSources: configuration.heartRate.sources.map(\.name), storagePath: storagePath, storageProblem: storageProblem)
         info.announcesCues = configuration.cueAheadMs != nil
+        displays = DisplayPart(configuration.displays)
     }
 
     // MARK: - Stepping
@@ -191,6 +195,7 @@ struct EngineMachine {
             case .plainFallback: if link.plainLinkStayedDown() { output.follow.insert(.republishPlain) }
             case .plainHold: if link.plainHoldExpired() { output.follow.insert(.republishPlain) }
             case .cueAhead(let id): sound.announce(id, now: now, linkUp: link.linkUp, on: &board)
+            case .display(let id): displays.fell(id)
             }
         }
     }
