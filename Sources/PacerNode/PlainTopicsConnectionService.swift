@@ -2,7 +2,7 @@ import Mosquitto
 import ServiceLifecycle
 
 /// The plain topics' own broker connection as a service (`publish.plain_connection:
-/// separate`, EngineMachine+PlainLink.swift): connects (retrying quietly while the broker is
+/// separate`, BrokerLink.swift): connects (retrying quietly while the broker is
 /// away or refuses it: the main connection is the one that reports outages and stops the
 /// node on a bad password), hands its connection events to the engine, and disconnects on
 /// shutdown. It subscribes to nothing and publishes only what the engine gives it.

@@ -16,7 +16,7 @@ import PacerStore
 ///
 /// The engine feeds it: `connected`, `written`, `sent`, `retainedState`, `delivered`,
 /// `settle` (all states seen, or the window ended), `linkDown`; and carries out the
-/// `Action`s it returns (`perform` in EngineMachine+Outbox.swift).
+/// `Action`s it returns (`perform` in BrokerLink.swift).
 struct EventOutbox {
     /// How long to wait for the broker's retained states before deciding.
     static let checkWindowMs: Millis = 1_500
