@@ -51,6 +51,9 @@ public enum WireField: String, Sendable, CaseIterable {
     /// node's clip is ready).
     public static let ofSay: [WireField] = [.timer, .event, .text, .dueMs, .atMs, .lang, .durationMs]
 
+    /// A cue announced ahead on `<base>/cue_ahead` (`publish.cue_ahead`; `say` for a spoken cue).
+    public static let ofCueAhead: [WireField] = [.timer, .cue, .dueMs, .durationMs, .leadMs, .say]
+
     /// A command's (`NodeCommand.json`, `CommandParser`), and a `start` with a preset carries the
     /// preset's own parameters beside them.
     public static let ofCommand: [WireField] = [

@@ -163,10 +163,13 @@ final class VirtualTime: Sendable {
     var clock: NodeClock { NodeClock(wall: { self.wall }, monotonic: { self.mono }) }
 }
 
-/// The engine in-process: a real SQLite file, a recording transport and virtual time. Inputs
+/// The engine in-process: the machine alone (`MachineDriver`; with `shell: true`, the shell
+/// around it, `NodeEngine`), a real SQLite file, a recording transport and virtual time. Inputs
 /// are handled one at a time by the test, so every run is deterministic and takes milliseconds.
 struct EngineHarness {
-    let engine: NodeEngine
+    let engine: any DrivenEngine
+    /// The shell, when the harness was made with `shell: true` (the same engine as `engine`).
+    let shell: NodeEngine?
     let journal: Journal
     let transport: RecordingTransport
     let store: JournaledStore
@@ -179,7 +182,7 @@ struct EngineHarness {
     /// - Parameter sound: a sound player the engine hands its events to (EngineSoundTests).
     /// - Parameter plainLane: the plain topics get a connection of their own (recorded as `.plain`).
     static func make(config: String = "", directory: URL? = nil, time: VirtualTime = VirtualTime(),
-                     sound: SoundPlayer? = nil, plainLane: Bool = false) async throws -> EngineHarness {
+                     sound: SoundPlayer? = nil, plainLane: Bool = false, shell: Bool = false) async throws -> EngineHarness {
         let directory = try directory ?? makeTemporaryDirectory("pacer-engine")
         let file = directory.appendingPathComponent("pacer.yaml")
         try config.write(to: file, atomically: false, encoding: .utf8)
@@ -190,17 +193,19 @@ struct EngineHarness {
         let journal = Journal()
         let store = JournaledStore(database: database, journal: journal)
         let transport = RecordingTransport(journal: journal, plainLane: plainLane)
-        let engine = NodeEngine(configuration: configuration, transport: transport, store: store,
-                                logger: Logger(label: "engine-test") { _ in SwiftLogNoOpLogHandler() },
-                                clock: time.clock, usesAlarm: false, sound: sound)
+        let logger = Logger(label: "engine-test") { _ in SwiftLogNoOpLogHandler() }
+        let node = shell ? NodeEngine(configuration: configuration, transport: transport, store: store, logger: logger,
+                                      clock: time.clock, usesAlarm: false, sound: sound) : nil
+        let engine: any DrivenEngine = node ?? MachineDriver(configuration: configuration, transport: transport, store: store, logger: logger,
+                                                              clock: time.clock, sound: sound)
         await engine.restore()
-        return EngineHarness(engine: engine, journal: journal, transport: transport, store: store, time: time, directory: directory)
+        return EngineHarness(engine: engine, shell: node, journal: journal, transport: transport, store: store, time: time, directory: directory)
     }
 
     /// The same data directory, a new engine (a restart after a crash: nothing was shut down).
     func restart(config: String = "") async throws -> EngineHarness {
         try store.database.close()
-        return try await Self.make(config: config, directory: directory, time: time, plainLane: transport.plainLane != nil)
+        return try await Self.make(config: config, directory: directory, time: time, plainLane: transport.plainLane != nil, shell: shell != nil)
     }
 
     func topic(_ timer: String, _ name: String) -> String { "\(base)/timers/\(timer)/\(name)" }

@@ -110,7 +110,7 @@ enum EngineEffect {
     case unsubscribe(filter: String)
     /// Events the broker acknowledged, marked published in a write of their own.
     case writeMarks([Int64])
-    /// A `history` request: read the store, reply on `reply.topic` (`EngineMachine.historyReply`).
+    /// A `history` request: read the store, reply on `reply.topic` (`CommandGate.historyReply`).
     case history(HistoryQuery, reply: EngineOutput.Reply)
     /// The speaker's cues (PacerSound; placed on their due instants from the shell's clock),
     /// with the text each event says (`sound.speech`) in place of its beep when its clip is ready.

@@ -23,9 +23,9 @@ extension NodeEngine {
         if hasDueDeadline {
             await handle(.deadline)  // as in `handle`: flips due before the burst come first
         }
-        var group = [Self.inbound(first)]
+        var group = [EffectPerformer.inbound(first)]
         while group.count < Self.maxGroupedCommands, let next = await nextGroupedCommand() {
-            group.append(Self.inbound(next))
+            group.append(EffectPerformer.inbound(next))
         }
         let moment = moment()
         await perform(machine.step(group.count == 1 ? .message(group[0]) : .commands(group), at: moment), now: moment.now)
@@ -78,7 +78,7 @@ extension NodeEngine {
     /// write carries (or ends a plain topics' hold), so it changes nothing a command sees.
     private func delivered(_ report: MQTTDeliveryReport) async {
         let moment = moment()
-        guard let input = machineInput(.delivered(report)) else { return }
+        guard let input = performer.machineInput(.delivered(report)) else { return }
         await perform(machine.step(input, at: moment), now: moment.now)
     }
 

@@ -19,23 +19,10 @@ extension NodeEngine {
             let elapsed = ContinuousClock.now - start
             steps[name] = "\(elapsed.components.seconds * 1_000 + elapsed.components.attoseconds / 1_000_000_000_000_000)"
         }
-        var saved = RestoredState()
-        if let store {
-            do {
-                var mark = ContinuousClock.now
-                let records = try store.loadTimers()
-                step("load_ms", since: mark)
-                mark = ContinuousClock.now
-                let machines = await Self.decodeMachines(records, settings: machine.configuration.timerSettings)
-                step("decode_ms", since: mark)
-                saved.timers = Array(zip(records, machines))
-                saved.workoutsDocument = try store.meta(SavedWorkouts.metaKey)
-                saved.athletesDocument = try store.meta(AthleteRoster.metaKey)
-                saved.speakerDocument = try store.meta(Speaker.metaKey)
-                saved.requests = try store.loadRequests(sinceMs: now - machine.configuration.limits.dedupWindowMs)
-            } catch {
-                logger.error("could not read the saved timers; starting without them", metadata: ["error": "\(error)"])
-            }
+        var timing: [(String, Duration)] = []
+        let saved = await Self.readSaved(store, configuration: machine.configuration, now: now, logger: logger) { timing.append(($0, $1)) }
+        for (name, elapsed) in timing {
+            steps[name] = "\(elapsed.components.seconds * 1_000 + elapsed.components.attoseconds / 1_000_000_000_000_000)"
         }
         let mark = ContinuousClock.now
         // Written now; published when the broker connection comes up (the outbox check). The
@@ -49,6 +36,32 @@ extension NodeEngine {
         // restart of 10,000 timers before the first state went out).
         // The loaded records and the decoding's buffers are freed: give their pages back.
         HeapTrim.now()
+    }
+
+    /// What the store kept for the machine's restore: the saved timers decoded, the workouts,
+    /// athletes' and speaker's documents, the request ids within the dedup window. A store that
+    /// cannot be read gives nothing (said in the log): the node starts without them.
+    /// - Parameter timing: told how long loading and decoding took (`load_ms`, `decode_ms`).
+    nonisolated(nonsending) static func readSaved(_ store: (any EngineStore)?, configuration: NodeConfiguration, now: Millis, logger: Logger,
+                                                  timing: (String, Duration) -> Void = { _, _ in }) async -> RestoredState {
+        var saved = RestoredState()
+        guard let store else { return saved }
+        do {
+            var mark = ContinuousClock.now
+            let records = try store.loadTimers()
+            timing("load_ms", ContinuousClock.now - mark)
+            mark = ContinuousClock.now
+            let machines = await decodeMachines(records, settings: configuration.timerSettings)
+            timing("decode_ms", ContinuousClock.now - mark)
+            saved.timers = Array(zip(records, machines))
+            saved.workoutsDocument = try store.meta(SavedWorkouts.metaKey)
+            saved.athletesDocument = try store.meta(AthleteRoster.metaKey)
+            saved.speakerDocument = try store.meta(Speaker.metaKey)
+            saved.requests = try store.loadRequests(sinceMs: now - configuration.limits.dedupWindowMs)
+        } catch {
+            logger.error("could not read the saved timers; starting without them", metadata: ["error": "\(error)"])
+        }
+        return saved
     }
 
     /// Decodes the saved machines, on as many tasks as there are cores (decoding is most of a

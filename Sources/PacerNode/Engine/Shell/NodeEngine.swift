@@ -42,10 +42,9 @@ actor NodeEngine {
     let speech: SpokenCues?
     /// The topics, for `isCommand` from any thread (the thread's queue asks it).
     nonisolated let topics: Topics
-    /// The client's delivery tokens of the tracked publishes in flight, each with the
-    /// machine's own token for it (`EngineEffect.publishTracked`). Kept across a reconnect,
-    /// like the outbox's own: a resent publish's PUBACK still marks its event.
-    var tokens: [MQTTDeliveryToken: PublishToken] = [:]
+    /// The client's messages into the machine's words, its effects onto the transport, the
+    /// store and the speaker (EffectPerformer.swift).
+    let performer: EffectPerformer
 
     /// Set by `finish()` (from any thread): when the loop must stop handling queued inputs
     /// (nil while running).
@@ -73,6 +72,7 @@ actor NodeEngine {
                                      hasPlainConnection: transport.plainTopics != nil, hasSound: sound != nil,
                                      speech: sound == nil ? nil : speech?.planner)
         self.speech = sound == nil ? nil : speech
+        self.performer = EffectPerformer(transport: transport, store: store, logger: logger, sound: sound, speech: sound == nil ? nil : speech)
         self.topics = Topics(base: configuration.baseTopic)
         self.sound = sound
         self.transport = transport
@@ -161,47 +161,17 @@ actor NodeEngine {
             await handle(.deadline)
         }
         let moment = moment()
-        if let input = machineInput(input) {
+        if let input = performer.machineInput(input) {
             await perform(machine.step(input, at: moment), now: moment.now)
         }
         armAlarm()
-    }
-
-    /// The machine's copy of an input; nil for an acknowledgement of a publish it did not track.
-    func machineInput(_ input: NodeInput) -> EngineInput? {
-        switch input {
-        case .message(let message): .message(Self.inbound(message))
-        case .connection(let event): .connection(linkEvent(event))
-        case .plainLink(let event): .plainLink(linkEvent(event))
-        case .deadline: .deadline
-        case .speechReady(let text, let durationMs): .speechReady(text: text, durationMs: durationMs)
-        case .delivered(let report):
-            // The client's token to the machine's (an unknown one was never the machine's).
-            tokens.removeValue(forKey: report.token).map { .delivered(PublishAck(token: $0, reasonCode: report.reasonCode)) }
-        }
-    }
-
-    static func inbound(_ message: MQTTMessage) -> InboundMessage {
-        InboundMessage(topic: message.topic, payload: message.payload, retain: message.retain,
-                       responseTopic: message.properties.responseTopic, correlationData: message.properties.correlationData)
-    }
-
-    func linkEvent(_ event: MQTTConnectionEvent) -> LinkEvent {
-        switch event {
-        // The version is settled by the time a connection is accepted; `info` says it.
-        case .connected(let sessionPresent): .connected(sessionPresent: sessionPresent, mqtt5: transport.speaksMQTT5)
-        case .disconnected(let reason): .disconnected(reason: reason)
-        case .refused(let error): .refused(error.description)
-        case .loopExited(let error): .loopExited(error.description)
-        }
     }
 
     /// Before each input: the instant, a wall-clock step (the machine moves its anchors with
     /// it) and the transport's backlog, read once.
     func moment() -> Moment {
         let jump = clock.checkForJump()
-        return Moment(now: clock.now(), clockJumpMs: jump, backlogged: transport.isBacklogged,
-                      plainBacklogged: transport.plainTopics?.isBacklogged ?? false)
+        return performer.moment(now: clock.now(), clockJumpMs: jump)
     }
 
     /// The earliest deadline the engine waits for (the in-process tests advance to it).
@@ -224,127 +194,11 @@ actor NodeEngine {
     func perform(_ effects: [EngineEffect], now: Millis) async {
         var effects = effects
         while !effects.isEmpty {
-            var write: (StoreBatch, Bool)?
-            if case .write(let batch, let readOutbox) = effects.last {
-                write = (batch, readOutbox)
-                effects.removeLast()
-            }
-            await publish(effects, now: now)
-            guard let (batch, readOutbox) = write else { return }
-            effects = machine.step(await self.write(batch, readOutbox: readOutbox), at: moment(keeping: now))
+            let write = EffectPerformer.takeWrite(&effects)
+            await performer.carryOut(effects, now: now, clockNow: { clock.now() }, linkUp: machine.link.linkUp, plainLinkUp: machine.link.plainLink.isUp)
+            guard let write else { return }
+            // The input's own instant: the machine keeps it for what follows the write.
+            effects = machine.step(await performer.write(write.batch, readOutbox: write.readOutbox), at: performer.moment(now: now))
         }
-    }
-
-    /// The write a step asked for, as the machine's next input.
-    private func write(_ batch: StoreBatch, readOutbox: Bool) async -> EngineInput {
-        var result: WriteResult = nil
-        if let store, !batch.isEmpty {
-            do { result = .success(try await store.commit(batch)) } catch { result = .failure(error) }
-        }
-        var pending: [EventRecord] = []
-        if readOutbox, let store {
-            // The outbox check of a (re)connect: read after the acknowledged events were marked.
-            do { pending = try store.unpublishedEvents() } catch {
-                logger.error("could not read the event outbox", metadata: ["error": "\(error)"])
-            }
-        }
-        return .written(result, unpublished: pending)
-    }
-
-    /// The moment a `.written` is handed back at: the input's own instant (the machine keeps it).
-    private func moment(keeping now: Millis) -> Moment {
-        Moment(now: now, backlogged: transport.isBacklogged, plainBacklogged: transport.plainTopics?.isBacklogged ?? false)
-    }
-
-    /// The effects other than a write, in order.
-    private func publish(_ effects: [EngineEffect], now: Millis) async {
-        guard !effects.isEmpty else { return }
-        transport.beginBatch()
-        defer { transport.endBatch() }
-        for effect in effects {
-            switch effect {
-            case .write:
-                continue  // `perform` takes it
-            case .publish(let topic, let payload, let retain, let correlation):
-                var properties = MQTTProperties.none
-                if let correlation { properties.correlationData = correlation }
-                do { try await transport.publish(to: topic, payload: payload, retain: retain, properties: properties) } catch {
-                    publishFailed(topic, error, linkUp: machine.link.linkUp)
-                }
-            case .publishSuperseding(let topic, let payload):
-                do { try await transport.publishSuperseding(to: topic, payload: payload) } catch {
-                    publishFailed(topic, error, linkUp: machine.link.linkUp)
-                }
-            case .publishPlain(let topic, let payload, let confirmed):
-                guard let lane = transport.plainTopics else { continue }
-                do { try await lane.publish(to: topic, payload: payload, qos: confirmed ? .atLeastOnce : .atMostOnce) } catch {
-                    publishFailed(topic, error, linkUp: machine.link.plainLink.isUp)
-                }
-            case .publishTracked(let topic, let payload, let retain, let token):
-                do { tokens[try await transport.publishTracked(to: topic, payload: payload, retain: retain)] = token } catch {
-                    publishFailed(topic, error, linkUp: machine.link.linkUp)
-                }
-            case .flush:
-                transport.endBatch()
-                transport.beginBatch()
-            case .subscribe(let filter):
-                do { try await transport.subscribe(to: filter, qos: .atMostOnce) } catch {
-                    logger.warning("could not read back the retained states; publishing the outbox as is", metadata: ["error": "\(error)"])
-                }
-            case .unsubscribe(let filter):
-                do { try await transport.unsubscribe(from: filter) } catch {
-                    logger.debug("unsubscribe failed", metadata: ["error": "\(error)"])
-                }
-            case .writeMarks(let seqs):
-                if let store { await writeMarks(seqs, to: store) }
-            case .history(let query, let reply):
-                guard let store else { continue }
-                let records: Result<[EventRecord], StoreError>
-                do { records = .success(try store.history(query)) } catch { records = .failure(error) }
-                var properties = MQTTProperties.none
-                if let correlation = reply.correlationData { properties.correlationData = correlation }
-                let payload = CommandGate.historyReply(records, id: reply.id)
-                do { try await transport.publish(to: reply.topic, payload: payload, retain: false, properties: properties) } catch {
-                    publishFailed(reply.topic, error, linkUp: machine.link.linkUp)
-                }
-            case .sound(let events, let said):
-                // Each cue is placed on its due_ms relative to this instant (the write before
-                // it may have taken a while).
-                if said.isEmpty {
-                    sound?.submit(events, nowMs: clock.now())
-                } else {
-                    sound?.submit(events, nowMs: clock.now(), say: { said[EventKey($0)] })
-                }
-            case .prepareSpeech(let texts):
-                speech?.cache.prepare(texts)
-            case .expectCue(let dueMs, let cue):
-                sound?.expect(dueMs: dueMs, kinds: [cue], nowMs: clock.now())
-            case .speaker(let muted, let volume):
-                sound?.setSpeaker(muted: muted, volume: Double(volume) / 100)
-            case .prune(let policy):
-                guard let store else { continue }
-                do { _ = try await store.prune(policy, nowMs: now) } catch {
-                    logger.warning("could not prune the history", metadata: ["error": "\(error)"])
-                }
-            case .trimHeap:
-                HeapTrim.later()
-            }
-        }
-    }
-
-    /// Marks events published in a write of their own.
-    private func writeMarks(_ seqs: [Int64], to store: any EngineStore) async {
-        guard !seqs.isEmpty else { return }
-        var marks = StoreBatch()
-        marks.markPublished = seqs
-        do { _ = try await store.commit(marks) } catch {
-            logger.error("could not mark events as published", metadata: ["error": "\(error)"])
-        }
-    }
-
-    /// A failed publish: expected while the link is down (retained topics are republished on
-    /// connect); otherwise a message was lost (e.g. the client's offline queue is full): said.
-    func publishFailed(_ topic: String, _ error: MQTTError, linkUp: Bool) {
-        logger.log(level: linkUp ? .warning : .debug, "publish failed", metadata: ["topic": "\(topic)", "error": "\(error)"])
     }
 }

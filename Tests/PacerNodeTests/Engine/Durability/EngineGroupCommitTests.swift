@@ -17,14 +17,14 @@ struct EngineGroupCommitTests {
     /// Queues `commands` (each with its timer topic, or the node's `cmd` topic) without handling them.
     private func queue(_ h: EngineHarness, _ commands: [(JSONValue, String?)]) {
         for (command, timer) in commands {
-            h.engine.submit(.message(Self.message(command, topic: timer.map { h.topic($0, "cmd") } ?? "\(h.base)/cmd")))
+            h.shell!.submit(.message(Self.message(command, topic: timer.map { h.topic($0, "cmd") } ?? "\(h.base)/cmd")))
         }
     }
 
     /// Runs the loop over what is queued.
     private func drain(_ h: EngineHarness) async {
-        h.engine.finish()
-        await h.engine.run()
+        h.shell!.finish()
+        await h.shell!.run()
     }
 
     private func writes(_ steps: [EngineStep]) -> [EngineStep] {
@@ -37,7 +37,7 @@ struct EngineGroupCommitTests {
 
     @Test("queued commands are written in one transaction, before any of them is answered; replies in order")
     func oneWrite() async throws {
-        let h = try await EngineHarness.make(config: EngineTests.eggs)
+        let h = try await EngineHarness.make(config: EngineTests.eggs, shell: true)
         await h.connect()
         let start = h.journal.count
         queue(h, [(["action": "start", "id": "g0"], "egg"),
@@ -65,7 +65,7 @@ struct EngineGroupCommitTests {
 
     @Test("when the group's write fails, every command is undone and answered storage_failure; a retry applies them")
     func failedGroup() async throws {
-        let h = try await EngineHarness.make(config: EngineTests.eggs)
+        let h = try await EngineHarness.make(config: EngineTests.eggs, shell: true)
         await h.connect()
         h.store.failingWrites.withLock { $0 = 1 }
         let start = h.journal.count
@@ -97,7 +97,7 @@ struct EngineGroupCommitTests {
 
     @Test("in memory too, a failed group is undone: the same engine applies the retry")
     func failedGroupSameEngine() async throws {
-        let h = try await EngineHarness.make(config: EngineTests.eggs)
+        let h = try await EngineHarness.make(config: EngineTests.eggs, shell: true)
         await h.connect()
         h.store.failingWrites.withLock { $0 = 1 }
         queue(h, [(["action": "start", "id": "m0"], "egg"), (["action": "pause", "id": "m1"], "egg")])
@@ -111,7 +111,7 @@ struct EngineGroupCommitTests {
 
     @Test("a deletion ends the group: a timer deleted and created again right after is kept")
     func deleteThenCreate() async throws {
-        let h = try await EngineHarness.make()
+        let h = try await EngineHarness.make(shell: true)
         await h.connect()
         try await h.send(["action": "create", "timer": "x", "spec": ["kind": "stopwatch"]])
         let start = h.journal.count
@@ -128,7 +128,7 @@ struct EngineGroupCommitTests {
 
     @Test("the broker's acknowledgements queued between commands join the group: one write, carrying their marks")
     func deliveriesBetweenCommands() async throws {
-        let h = try await EngineHarness.make(config: EngineTests.eggs)
+        let h = try await EngineHarness.make(config: EngineTests.eggs, shell: true)
         await h.connect()
         try await h.send(["action": "create", "timer": "w", "spec": ["kind": "stopwatch"]])
         let before = h.journal.count
@@ -141,9 +141,9 @@ struct EngineGroupCommitTests {
         // As the client queues them in a burst of pauses and resumes: each command's event is
         // acknowledged by the broker while the next commands are already queued.
         queue(h, [(["action": "pause", "id": "d1"], "w")])
-        h.engine.submit(.delivered(MQTTDeliveryReport(token: MQTTDeliveryToken(rawValue: token), reasonCode: 0)))
+        h.shell!.submit(.delivered(MQTTDeliveryReport(token: MQTTDeliveryToken(rawValue: token), reasonCode: 0)))
         queue(h, [(["action": "resume", "id": "d2"], "w")])
-        h.engine.submit(.delivered(MQTTDeliveryReport(token: MQTTDeliveryToken(rawValue: 9_999), reasonCode: 0)))  // unknown: ignored
+        h.shell!.submit(.delivered(MQTTDeliveryReport(token: MQTTDeliveryToken(rawValue: 9_999), reasonCode: 0)))  // unknown: ignored
         queue(h, [(["action": "pause", "id": "d3"], "w")])
         await drain(h)
         let steps = h.journal.since(start)
@@ -159,15 +159,15 @@ struct EngineGroupCommitTests {
 
     @Test("commands arriving through the client's stream while the engine works are written in groups, not one by one")
     func streamedBurst() async throws {
-        let h = try await EngineHarness.make(config: EngineTests.eggs)
+        let h = try await EngineHarness.make(config: EngineTests.eggs, shell: true)
         await h.connect()
         try await h.send(["action": "create", "timer": "w", "spec": ["kind": "stopwatch"]])
         try await h.send(["action": "start"], timer: "w")
         let start = h.journal.count
         let total = 300
         let (stream, continuation) = AsyncStream.makeStream(of: MQTTMessage.self)
-        let loop = Task { await h.engine.run() }
-        let reader = Task { await h.engine.forward(stream, as: NodeInput.message) }
+        let loop = Task { await h.shell!.run() }
+        let reader = Task { await h.shell!.forward(stream, as: NodeInput.message) }
         // The network thread: messages one by one while the engine handles the earlier ones.
         let topic = h.topic("w", "cmd")
         let feeder = Thread {
@@ -183,7 +183,7 @@ struct EngineGroupCommitTests {
             try await Task.sleep(for: .milliseconds(10))
         }
         await reader.value
-        h.engine.finish()
+        h.shell!.finish()
         await loop.value
         let got = replies(h, from: start)
         #expect(got.count == total)

@@ -10,17 +10,17 @@ import Testing
 struct EngineShutdownTests {
     @Test("commands queued before finish() are still applied and answered, in order")
     func queuedCommandsAreDrained() async throws {
-        let h = try await EngineHarness.make(config: EngineTests.eggs)
+        let h = try await EngineHarness.make(config: EngineTests.eggs, shell: true)
         await h.connect()
         let start = h.journal.count
         for (i, action) in ["start", "pause", "resume"].enumerated() {
             let command: JSONValue = ["action": .string(action), "id": .string("q\(i)")]
-            h.engine.submit(.message(MQTTMessage(topic: h.topic("egg", "cmd"), payload: Array(command.description.utf8),
+            h.shell!.submit(.message(MQTTMessage(topic: h.topic("egg", "cmd"), payload: Array(command.description.utf8),
                                                  qos: .atLeastOnce,
                                                  properties: MQTTProperties(responseTopic: EngineHarness.replyTopic))))
         }
-        h.engine.finish()
-        await h.engine.run()
+        h.shell!.finish()
+        await h.shell!.run()
         let replies = h.journal.since(start).filter { $0.topic == EngineHarness.replyTopic }.compactMap(\.json)
         #expect(replies.map { $0["id"] } == ["q0", "q1", "q2"], "\(replies)")
         #expect(replies.allSatisfy { $0["ok"] == true }, "\(replies)")
@@ -37,7 +37,7 @@ struct EngineBurstTests {
             timers:
               - {id: run, name: Run, spec: {kind: countdown, duration: 10s}}
               - {id: other, name: Other, spec: {kind: countdown, duration: 5m}}
-            """)
+            """, shell: true)
         await h.connect()
         try await h.send(["action": "start"], timer: "run")
         // 1.5 s go by with the engine busy: the wake-up for `run`'s 9 s flip has not come.
