@@ -152,6 +152,7 @@ public struct CommandParser: Sendable {
         }
         if nodeAction?.isNodeWide == true, o[.timer] != nil {
             let why = nodeAction == .saveWorkout || nodeAction == .deleteWorkout ? "a workout is named by \"workout\""
+                : nodeAction == .saveDisplay || nodeAction == .deleteDisplay ? "a display is named by \"display\" and shows \"timers\": [\"main\"]"
                 : nodeAction == .setAthlete || nodeAction == .clearAthlete ? "an athlete is named by \"athlete\"" : "it is about the whole node"
             throw ReplyError(.invalidArgument, "\"\(action)\" does not take \"timer\"; \(why)")
         }
@@ -226,6 +227,16 @@ public struct CommandParser: Sendable {
             }
             guard case .object = spec else { throw ReplyError(.invalidSpec, "\"spec\" must be an object like {\"kind\":\"countdown\",\"duration\":\"5m\"}") }
             return try command(.saveWorkout(id: id, name: try Self.optionalName(o, allowingSlash: true), spec: spec), allowed: [.workout, .name, .spec])
+        case (nil, .saveDisplay?):
+            let id = try Self.requireDisplay(o, action: action)
+            // Every other member is the display's configuration, checked by the node.
+            let settings = o.filter { !Self.commonKeys.contains($0.key) && $0.key != WireField.display.rawValue }
+            guard settings[.type] != nil else {
+                throw ReplyError(.invalidArgument, "\"save_display\" needs \"type\" (awtrix or wled) and its settings, e.g. {\"action\":\"save_display\",\"display\":\"wall\",\"type\":\"awtrix\",\"prefix\":\"awtrix_gym\",\"timers\":[\"main\"]}")
+            }
+            return NodeCommand(requestID: requestID, at: at, ifRevision: ifRevision, request: .saveDisplay(id: id, settings: .object(settings)))
+        case (nil, .deleteDisplay?):
+            return try command(.deleteDisplay(id: try Self.requireDisplay(o, action: action)), allowed: [.display])
         case (nil, .deleteWorkout?):
             return try command(.deleteWorkout(id: try Self.requireWorkout(o, action: action)), allowed: [.workout])
         case (nil, .setAthlete?):
@@ -261,6 +272,17 @@ public struct CommandParser: Sendable {
         }
         do { try TimerMachine.validateID(id) } catch {
             throw ReplyError(.invalidArgument, "\"workout\" must be 1 to 64 characters of a-z, 0-9, '_' and '-', starting with a letter or digit; got \"\(printable(id, limit: 70, escapingQuotes: true))\"")
+        }
+        return id
+    }
+
+    /// A saved display's id (`"display"`): a timer id's rules.
+    static func requireDisplay(_ o: [String: JSONValue], action: String) throws(ReplyError) -> String {
+        guard let id = try optionalString(o, .display, maxLength: 200) else {
+            throw ReplyError(.invalidArgument, "\"\(action)\" needs \"display\": the display's id, e.g. {\"action\":\"\(action)\",\"display\":\"wall\"}")
+        }
+        do { try TimerMachine.validateID(id) } catch {
+            throw ReplyError(.invalidArgument, "\"display\" must be 1 to 64 characters of a-z, 0-9, '_' and '-', starting with a letter or digit; got \"\(printable(id, limit: 70, escapingQuotes: true))\"")
         }
         return id
     }

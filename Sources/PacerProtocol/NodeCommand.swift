@@ -9,6 +9,8 @@ public enum NodeAction: String, Sendable, CaseIterable {
     case setAthlete = "set_athlete", clearAthlete = "clear_athlete"
     /// The node's speaker: mute, unmute, volume (the page's own sound is the page's).
     case sound
+    /// An AWTRIX clock or WLED light the node drives, kept on the node (beside the configuration's).
+    case saveDisplay = "save_display", deleteDisplay = "delete_display"
 
     /// Whether only the node's topic takes it: every one but `delete`, which a timer's topic
     /// takes too (as a word or as JSON).
@@ -16,7 +18,7 @@ public enum NodeAction: String, Sendable, CaseIterable {
     /// Whether it is about no timer, so it takes no `"timer"`.
     public var isNodeWide: Bool {
         switch self {
-        case .list, .time, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete, .sound: true
+        case .list, .time, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete, .sound, .saveDisplay, .deleteDisplay: true
         case .create, .delete, .history: false
         }
     }
@@ -37,6 +39,10 @@ public struct NodeCommand: Sendable, Equatable {
         /// preset: `{"action":"start","preset":"<id>"}`.
         case saveWorkout(id: String, name: String?, spec: JSONValue)
         case deleteWorkout(id: String)
+        /// Keeps display `id` on the node: `settings` are its configuration's members
+        /// (`type`, `prefix`, `timers`, ...; docs/displays.md), checked by the node.
+        case saveDisplay(id: String, settings: JSONValue)
+        case deleteDisplay(id: String)
         /// Sets athlete `id`'s profile (the members left out are unset): name, `#rrggbb` colour, max HR.
         case setAthlete(id: String, name: String?, colour: String?, maxHR: Int?, leaderboard: Bool? = nil)
         /// Forgets athlete `id`'s profile (the configuration's, if any, applies again).
@@ -65,7 +71,7 @@ public struct NodeCommand: Sendable, Equatable {
         switch request {
         case .timer(let id, _, _, _), .create(let id, _, _), .delete(let id): id
         case .history(let timer, _, _): timer
-        case .list, .time, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete, .sound: nil
+        case .list, .time, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete, .sound, .saveDisplay, .deleteDisplay: nil
         }
     }
 }
@@ -82,6 +88,8 @@ extension NodeCommand {
         case .history: NodeAction.history.rawValue
         case .saveWorkout: NodeAction.saveWorkout.rawValue
         case .deleteWorkout: NodeAction.deleteWorkout.rawValue
+        case .saveDisplay: NodeAction.saveDisplay.rawValue
+        case .deleteDisplay: NodeAction.deleteDisplay.rawValue
         case .setAthlete: NodeAction.setAthlete.rawValue
         case .clearAthlete: NodeAction.clearAthlete.rawValue
         case .sound: NodeAction.sound.rawValue
@@ -93,7 +101,7 @@ extension NodeCommand {
     public var topicTimer: String? {
         switch request {
         case .timer(let id, _, _, _), .delete(let id): id
-        case .create, .list, .time, .history, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete, .sound: nil
+        case .create, .list, .time, .history, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete, .sound, .saveDisplay, .deleteDisplay: nil
         }
     }
 
@@ -147,6 +155,11 @@ extension NodeCommand {
             o[.spec] = spec
         case .deleteWorkout(let id):
             o[.workout] = .string(id)
+        case .saveDisplay(let id, let settings):
+            if case .object(let members) = settings { o.merge(members) { ours, _ in ours } }
+            o[.display] = .string(id)
+        case .deleteDisplay(let id):
+            o[.display] = .string(id)
         case .setAthlete(let id, let name, let colour, let maxHR, let leaderboard):
             o[.athlete] = .string(id)
             if let name { o[.name] = .string(name) }

@@ -23,6 +23,8 @@ public enum ProtocolLimits {
     public static let defaultSnoozeSeconds = TimerOperation.defaultSnoozeSeconds
     /// How many saved workouts a node keeps.
     public static let maxWorkouts = 200
+    /// How many displays a node keeps saved by command (`save_display`; the configuration's besides).
+    public static let maxSavedDisplays = 50
     /// How many athletes a class holds at once (a reading from one more is ignored and logged).
     public static let maxAthletes = 100
     /// How many athlete profiles (name, colour, max HR) a node keeps.

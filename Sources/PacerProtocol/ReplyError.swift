@@ -19,6 +19,7 @@ public enum ReplyErrorCode: String, Sendable, CaseIterable {
     case rateLimited = "rate_limited"
     case unknownWorkout = "unknown_workout"
     case unknownAthlete = "unknown_athlete"
+    case unknownDisplay = "unknown_display"
 
     /// The code of a refusal of the core.
     public init(_ code: CommandError.Code) {

@@ -1,7 +1,7 @@
 /// The levels of the topic tree under a node's base (docs/API.md, "Node topics" and "Timer
 /// topics"), each spelled once; a timer's plain retained topics end in a ``PlainLeaf``.
 public enum TopicLevel: String, Sendable, CaseIterable {
-    case status, info, workouts, athletes, sound, cueAhead = "cue_ahead", command = "cmd", reply, time, timers
+    case status, info, workouts, athletes, sound, displays, cueAhead = "cue_ahead", command = "cmd", reply, time, timers
     case state, event, classSummary = "class", say
 }
 
@@ -28,6 +28,8 @@ public struct Topics: Sendable, Equatable {
     /// QoS 1 JSON, not retained: a cue announced `publish.cue_ahead` before it sounds
     /// (`{"timer","cue","due_ms","duration_ms","lead_ms"}`), for other players to duck.
     public var cueAhead: String { path(.cueAhead) }
+    /// Retained: the displays saved by command (`save_display`) and how many the configuration has.
+    public var displays: String { path(.displays) }
     /// Node commands (in).
     public var command: String { path(.command) }
     /// Replies to commands without an MQTT 5 response topic (out).
@@ -85,7 +87,7 @@ public struct Topics: Sendable, Equatable {
         let t = timer(id)
         var all: [String: String] = [
             "status": status, "info": info, "workouts": workouts, "athletes": athletes, "athleteState": athleteState(id),
-            "sound": sound, "cueAhead": cueAhead, "command": command, "reply": reply, "privateReply": reply(clientID: client),
+            "sound": sound, "displays": displays, "cueAhead": cueAhead, "command": command, "reply": reply, "privateReply": reply(clientID: client),
             "time": time,
             "timer.state": t.state, "timer.event": t.event, "timer.classSummary": t.classSummary, "timer.command": t.command,
             "timer.say": t.say,

@@ -15,6 +15,8 @@ public enum WireField: String, Sendable, CaseIterable {
     case workout, athlete, colour, maxHR = "max_hr", leaderboard, muted, volume
     // A spoken cue's (`say` topic, `cue_ahead`).
     case text, say, event, lang, durationMs = "duration_ms", leadMs = "lead_ms"
+    // The displays' (`<base>/displays`; a display's own settings are docs/displays.md's).
+    case displays, configured
     // A reply's.
     case ok, error, code, message, revision, state, deleted, saved, cleared, timers, events, now, nowMs = "now_ms"
     case profile, athletes, present
@@ -51,6 +53,10 @@ public enum WireField: String, Sendable, CaseIterable {
     /// node's clip is ready).
     public static let ofSay: [WireField] = [.timer, .event, .text, .dueMs, .atMs, .lang, .durationMs]
 
+    /// The retained `<base>/displays`: each saved display's settings with its `display` id, and
+    /// how many the configuration has.
+    public static let ofDisplays: [WireField] = [.displays, .display, .configured]
+
     /// A cue announced ahead on `<base>/cue_ahead` (`publish.cue_ahead`; `say` for a spoken cue).
     public static let ofCueAhead: [WireField] = [.timer, .cue, .dueMs, .durationMs, .leadMs, .say]
 
@@ -58,7 +64,7 @@ public enum WireField: String, Sendable, CaseIterable {
     /// preset's own parameters beside them.
     public static let ofCommand: [WireField] = [
         .action, .id, .at, .ifRevision, .timer, .spec, .name, .restart, .startAt, .preset, .seconds, .rounds, .since, .limit,
-        .workout, .athlete, .colour, .maxHR, .leaderboard, .muted, .volume,
+        .workout, .athlete, .colour, .maxHR, .leaderboard, .muted, .volume, .display,
     ]
 
     /// A reply's (docs/API.md, "Replies"), by what answers: every reply `id` and `ok`; a refusal

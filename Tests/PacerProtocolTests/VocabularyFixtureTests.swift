@@ -47,6 +47,7 @@ struct VocabularyFixtureTests {
                 "event": fields(WireField.ofEvent),
                 "say": fields(WireField.ofSay),
                 "cue_ahead": fields(WireField.ofCueAhead),
+                "displays": fields(WireField.ofDisplays),
                 "info": fields(WireField.ofInfo),
             ],
         ]
@@ -100,7 +101,7 @@ struct VocabularyFixtureTests {
             #expect(Set(list).count == list.count, "a word twice: \(list)")
         }
         let documents: [[WireField]] = [WireField.ofCommand, WireField.ofReply, WireField.ofState, WireField.ofListEntry,
-                                        WireField.ofEvent, WireField.ofInfo, WireField.ofSay, WireField.ofCueAhead]
+                                        WireField.ofEvent, WireField.ofInfo, WireField.ofSay, WireField.ofCueAhead, WireField.ofDisplays]
         for list in documents {
             #expect(Set(list).count == list.count, "a member twice: \(list)")
         }

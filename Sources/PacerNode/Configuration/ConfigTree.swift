@@ -127,6 +127,25 @@ struct ConfigTree {
         self.line = line
     }
 
+    /// A JSON value read as the configuration would read it from YAML (a display saved by
+    /// command is checked by the same rules as one in the file).
+    init(json: JSONValue) {
+        line = nil
+        switch json {
+        case .null: value = .scalar("null", type: .null, quoted: false)
+        case .bool(let b): value = .scalar(b ? "true" : "false", type: .bool, quoted: false)
+        case .number(let n):
+            if let i = JSONValue.number(n).int64 {
+                value = .scalar(String(i), type: .int, quoted: false)
+            } else {
+                value = .scalar(String(n), type: .float, quoted: false)
+            }
+        case .string(let s): value = .scalar(s, type: .string, quoted: true)
+        case .array(let items): value = .sequence(items.map(ConfigTree.init(json:)))
+        case .object(let members): value = .mapping(members.keys.sorted().map { ($0, ConfigTree(json: members[$0]!)) })
+        }
+    }
+
     /// The value as JSON (for timer specs and presets, which the core validates).
     var json: JSONValue {
         switch value {

@@ -1,5 +1,6 @@
 import PacerCore
 import PacerDisplays
+import PacerProtocol
 
 extension NodeConfiguration {
     /// Reads `displays:` (docs/displays.md): a list of `type: awtrix` and `type: wled` entries.
@@ -24,6 +25,22 @@ extension NodeConfiguration {
                 r.fail("\(key).type", typeNode, "expected awtrix or wled, got '\(type)'")
             }
         }
+    }
+
+    /// A display saved by command (`save_display`), checked by the same rules as one in the
+    /// file; the failure names the member and what to write (`display 'wall': prefix: ...`).
+    static func display(fromCommand settings: JSONValue, id: String) -> Result<DisplayConfiguration, ReplyError> {
+        var configuration = NodeConfiguration(nodeID: "save-display", dataDirectory: "/")
+        var reader = ConfigReader(source: "save_display")
+        configuration.readDisplays(ConfigTree(value: .sequence([ConfigTree(json: settings)]), line: nil), &reader)
+        if let problem = reader.problems.first {
+            let key = problem.key.replacingOccurrences(of: "displays[0].", with: "").replacingOccurrences(of: "displays[0]", with: "")
+            return .failure(ReplyError(.invalidArgument, "display '\(id)': " + (key.isEmpty ? "" : key + ": ") + problem.reason + "; nothing changed"))
+        }
+        guard let display = configuration.displays.first else {
+            return .failure(ReplyError(.invalidArgument, "display '\(id)': give its type (awtrix or wled) and settings; nothing changed"))
+        }
+        return .success(display)
     }
 
     /// One `type: awtrix` entry.

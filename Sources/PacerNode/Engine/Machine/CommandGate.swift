@@ -115,7 +115,7 @@ struct CommandGate {
     static func isRecordable(_ request: NodeCommand.Request) -> Bool {
         switch request {
         case .list, .time, .history: false
-        case .timer, .create, .delete, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete, .sound: true
+        case .timer, .create, .delete, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete, .sound, .saveDisplay, .deleteDisplay: true
         }
     }
 

@@ -96,6 +96,10 @@ extension EngineMachine {
             return heart.clearAthlete(id)
         case .sound(let muted, let volume):
             return sound.set(muted: muted, volume: volume)
+        case .saveDisplay(let id, let settings):
+            return displays.save(id, settings: settings)
+        case .deleteDisplay(let id):
+            return displays.delete(id, into: &board.out)
         case .history:
             // With a store, `command` hands the read to the shell (`EngineEffect.history`).
             return .success(CommandResult(members: [WireField.events.rawValue: .array([])]))

@@ -12,6 +12,8 @@ struct RestoredState {
     var athletesDocument: String?
     /// The speaker's document (`meta`), if any.
     var speakerDocument: String?
+    /// The displays saved by command (`meta`), if any.
+    var displaysDocument: String?
     /// Request ids answered within the dedup window.
     var requests: [RequestRecord] = []
 }
@@ -31,6 +33,7 @@ extension EngineMachine {
             restoreTimer(record, machine, declared: declared[record.id], now: now, into: &output)
         }
         library.load(saved.workoutsDocument)
+        displays.load(saved.displaysDocument)
         gate.restore(saved.requests)
         for timer in configuration.timers where !board.timers.contains(timer.id) {
             do {

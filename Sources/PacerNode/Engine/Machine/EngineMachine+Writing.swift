@@ -25,6 +25,7 @@ extension EngineMachine {
         batch.meta[AthleteRoster.metaKey] = heart.changedDocument
         batch.meta[SavedWorkouts.metaKey] = library.changedDocument
         batch.meta[Speaker.metaKey] = sound.changedDocument
+        batch.meta[DisplayPart.metaKey] = displays.changedDocument
         batch.shiftRequestsMs = writes.upkeep.requestShiftMs
         batch.requests = output.requests
         // A connect's outbox check reads the store after this write: what the broker acknowledged
@@ -125,6 +126,7 @@ extension EngineMachine {
             if output.follow.contains(.infoChanged) { info.publishThrottled(to: topics.info, now: now, linkUp: link.linkUp, on: &board) }
             if workoutsChanged && ok { library.publish(into: &board.out) }
         }
+        displays.written(ok: ok, linkUp: link.linkUp && !republishAll, on: &board)
         if !republishAll {
             displays.publish(output.changes, linkUp: link.linkUp, backlogged: link.backlogged, now: now, heart: heart, on: &board)
         }
@@ -153,6 +155,7 @@ extension EngineMachine {
         library.publish(into: &board.out)
         heart.republishAthletes(now: now, into: &board.out)
         sound.publish(into: &board.out)
+        displays.publishList(into: &board.out)
         for event in link.takeUnwritten() { link.publishEvent(event, into: &board.out) }
         link.republishTimers(now: now, heart: heart, on: &board)
         displays.reconnected(now: now, heart: heart, on: &board)

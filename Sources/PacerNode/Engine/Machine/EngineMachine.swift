@@ -66,7 +66,7 @@ struct EngineMachine {
             clockSynchronized: nil, presets: Set(Presets.builtInNames).union(configuration.presets.keys).sorted(),
             heartRateSources: configuration.heartRate.sources.map(\.name), storagePath: storagePath, storageProblem: storageProblem)
         info.announcesCues = configuration.cueAheadMs != nil
-        displays = DisplayPart(configuration.displays)
+        displays = DisplayPart(configuration.displays, topic: topics.displays, logger: logger)
     }
 
     // MARK: - Stepping

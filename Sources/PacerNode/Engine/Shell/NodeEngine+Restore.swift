@@ -57,6 +57,7 @@ extension NodeEngine {
             saved.workoutsDocument = try store.meta(SavedWorkouts.metaKey)
             saved.athletesDocument = try store.meta(AthleteRoster.metaKey)
             saved.speakerDocument = try store.meta(Speaker.metaKey)
+            saved.displaysDocument = try store.meta(DisplayPart.metaKey)
             saved.requests = try store.loadRequests(sinceMs: now - configuration.limits.dedupWindowMs)
         } catch {
             logger.error("could not read the saved timers; starting without them", metadata: ["error": "\(error)"])

@@ -2,6 +2,7 @@ import Foundation
 import PacerCore
 @testable import PacerNode
 import PacerProtocol
+import PacerStore
 import PacerTestSupport
 import Testing
 
@@ -32,5 +33,44 @@ struct EngineDisplaysTests {
         #expect(Self.app(again).count == 1, "a connect sends the clock its app again")
         let (_, deleted) = M.step(&m, M.command(["action": "delete", "timer": "cd"]), at: 4_200)
         #expect(Self.app(deleted).last == .some(nil), "an empty payload removes the app: \(M.published(deleted))")
+    }
+}
+
+/// Displays saved by command: checked like the configuration's, written before the reply,
+/// listed on `<base>/displays`, and kept through a restart.
+@Suite("Engine machine: displays saved by command")
+struct EngineSavedDisplaysTests {
+    typealias M = EngineMachineTests
+
+    @Test("save_display: written in meta, listed, and the clock gets its app; a bad one names its key and changes nothing; delete blanks it; a restart keeps it")
+    func saveAndDelete() throws {
+        var m = try M.machine(hasStore: true)
+        M.step(&m, .connection(.connected(sessionPresent: false)), at: 0, result: { _ in .success(StoreCommit()) })
+        M.step(&m, M.command(["action": "start", "spec": ["kind": "countdown", "duration": "1m"]], timer: "main"), at: 1_000,
+               result: { _ in .success(StoreCommit()) })
+        let save: JSONValue = ["action": "save_display", "display": "wall", "type": "awtrix", "prefix": "awtrix_wall", "timers": ["main"]]
+        let (batch, effects) = M.step(&m, M.command(save), at: 1_500, result: { _ in .success(StoreCommit()) })
+        let document = try #require(batch.meta[DisplayPart.metaKey])
+        let published = M.published(effects)
+        #expect(published.last?.json?["ok"] == true && published.last?.json?["display"] == "wall")
+        #expect(published.first { $0.topic == "\(M.base)/displays" }?.json?["displays"]?.array?.first?["prefix"] == "awtrix_wall")
+        #expect(published.contains { $0.topic == "awtrix_wall/custom/pacer" }, "the clock shows the running timer at once: \(published.map(\.topic))")
+
+        let bad: JSONValue = ["action": "save_display", "display": "strip", "type": "wled", "topic": "wled/rig", "timers": ["main"], "brightness": 0]
+        let (badBatch, badEffects) = M.step(&m, M.command(bad), at: 1_600, result: { _ in .success(StoreCommit()) })
+        #expect(badBatch.meta.isEmpty)
+        let error = try #require(M.published(badEffects).last?.json?["error"])
+        #expect(error["code"] == "invalid_argument" && error["message"]?.string?.contains("brightness") == true, "\(error)")
+
+        var restarted = try M.machine(hasStore: true)
+        M.restore(&restarted, RestoredState(displaysDocument: document), at: 2_000)
+        #expect(restarted.displays.saved.value.keys.sorted() == ["wall"])
+
+        let (deleted, deleteEffects) = M.step(&m, M.command(["action": "delete_display", "display": "wall"]), at: 2_000,
+                                              result: { _ in .success(StoreCommit()) })
+        #expect(deleted.meta[DisplayPart.metaKey].flatMap { JSONCoding.decode(Array($0.utf8)) }?["displays"]?.array?.isEmpty == true)
+        #expect(M.published(deleteEffects).contains { $0.topic == "awtrix_wall/custom/pacer" && $0.json == nil }, "its app removed")
+        let (_, unknown) = M.step(&m, M.command(["action": "delete_display", "display": "wall"]), at: 2_100)
+        #expect(M.published(unknown).last?.json?["error"]?["code"] == "unknown_display")
     }
 }
