@@ -93,7 +93,11 @@ extension TimerMachine {
     }
 
     private func refuse(_ action: String, hint: String? = nil) -> Result<[TimerEvent], CommandError> {
-        .failure(CommandError(code: .invalidState, message: "cannot \(action) timer '\(id)': \(stateText); \(hint ?? defaultHint)"))
+        .failure(refusal(action, hint: hint))
+    }
+
+    private func refusal(_ action: String, hint: String? = nil) -> CommandError {
+        CommandError(code: .invalidState, message: "cannot \(action) timer '\(id)': \(stateText); \(hint ?? defaultHint)")
     }
 
     private func invalid(_ message: String) -> Result<[TimerEvent], CommandError> {
@@ -280,16 +284,23 @@ extension TimerMachine {
         return .success([event(.rewound, due: t, index: target)])
     }
 
+    /// The run of a running or paused timer (with the instant it was paused), for an operation
+    /// that changes the time of a run under way (`adjust`, `extend`); otherwise its refusal.
+    private func runUnderWay(for action: String) -> Result<(run: Run, pausedAt: Millis?), CommandError> {
+        switch state {
+        case .running(let current): .success((current, nil))
+        case .paused(let current, let at): .success((current, at))
+        case .expired: .failure(refusal(action, hint: "send snooze for more time, or ack"))
+        case .idle, .scheduled, .finished, .cancelled: .failure(refusal(action))
+        }
+    }
+
     private mutating func adjust(seconds: Int, at t: Millis) -> Result<[TimerEvent], CommandError> {
         let run: Run
         let pausedAt: Millis?
-        switch state {
-        case .running(let current): (run, pausedAt) = (current, nil)
-        case .paused(let current, let at): (run, pausedAt) = (current, at)
-        case .expired:
-            return refuse("adjust", hint: "send snooze for more time, or ack")
-        case .idle, .scheduled, .finished, .cancelled:
-            return refuse("adjust")
+        switch runUnderWay(for: "adjust") {
+        case .success(let underWay): (run, pausedAt) = underWay
+        case .failure(let error): return .failure(error)
         }
         if program.countsUp {
             return refuse("adjust", hint: "a stopwatch counts up and cannot be adjusted")
@@ -374,13 +385,9 @@ extension TimerMachine {
     private mutating func extend(seconds: Int?, rounds: Int?, at t: Millis) -> Result<[TimerEvent], CommandError> {
         let run: Run
         let pausedAt: Millis?
-        switch state {
-        case .running(let current): (run, pausedAt) = (current, nil)
-        case .paused(let current, let at): (run, pausedAt) = (current, at)
-        case .expired:
-            return refuse("extend", hint: "send snooze for more time, or ack")
-        case .idle, .scheduled, .finished, .cancelled:
-            return refuse("extend")
+        switch runUnderWay(for: "extend") {
+        case .success(let underWay): (run, pausedAt) = underWay
+        case .failure(let error): return .failure(error)
         }
         guard seconds != nil || rounds != nil else {
             return invalid("extend needs seconds, rounds or both, e.g. {\"action\":\"extend\",\"seconds\":60}")
