@@ -28,6 +28,19 @@ struct SpeechConfigurationTests {
         #expect(try load("sound: true\n").speechCacheDirectory == nil)
     }
 
+    @Test("time-left marks become countdown cues of every timer (at most 10 in all, with timing.cues)")
+    func marksAreCountdownCues() throws {
+        #expect(try load("sound: {speech: {say: {time_left: [1m, 10s]}}}\n").timerSettings.cues == [60, 10, 3, 2, 1])
+        #expect(try load("sound: {speech: {say: {time_left: [10s]}}}\ntiming: {cues: [10, 5]}\n").timerSettings.cues == [10, 5])
+        #expect(try load("sound: {enabled: false, speech: {say: {time_left: [1m]}}}\n").timerSettings.cues == [3, 2, 1])
+        do {
+            _ = try load("sound: {speech: {say: {time_left: [1m, 50s, 40s]}}}\ntiming: {cues: [9, 8, 7, 6, 5, 4, 3, 2]}\n")
+            Issue.record("11 countdown cues were accepted")
+        } catch {
+            #expect(error.description.contains("sound.speech.say.time_left") && error.description.contains("at most 10"), "\(error)")
+        }
+    }
+
     @Test("every key: engine, voice, command, language, phrases, volume, the cache and each cue")
     func keys() throws {
         let phrases = try makeTemporaryDirectory("pacer-phrases")

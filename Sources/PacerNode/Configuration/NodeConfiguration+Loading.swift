@@ -97,6 +97,17 @@ extension NodeConfiguration {
         readHeartRate(top["heart_rate"], &r)
         readHomeAssistant(top["home_assistant"], &r)  // NodeConfiguration+HomeAssistant.swift
         readSound(top["sound"], &r)  // NodeConfiguration+Sound.swift
+        // A spoken time-left mark ("10 seconds") speaks at a countdown cue of that many seconds:
+        // the timers raise one at each mark (pages with sound beep or say it there too).
+        if let sound, sound.enabled, let speech = sound.speech, !speech.marks.isEmpty {
+            let merged = Set(timerSettings.cues + speech.marks).sorted(by: >)
+            if merged.count > 10 {
+                r.fail("sound.speech.say.time_left", top["sound"],
+                       "with timing.cues (\(timerSettings.cues.map(String.init).joined(separator: ", ")) s) this makes \(merged.count) countdown cues; at most 10 in all: drop some marks or cues")
+            } else {
+                timerSettings.cues = merged
+            }
+        }
         readDisplays(top["displays"], &r)  // NodeConfiguration+Displays.swift
         let presetPairs = r.mapping(top["presets"], key: "presets", known: [])
         for (name, node) in presetPairs {
