@@ -42,7 +42,7 @@ struct ScheduleCalendar: Sendable {
     let schedule: Schedule
     let zone: ZoneRules
     /// Classes by the day their rule places them on (days since 1970-01-01), a few days only.
-    private var cache: [Int64: [Occurrence]] = [:]
+    private(set) var cache: [Int64: [Occurrence]] = [:]
 
     init(schedule: Schedule, zone: ZoneRules) {
         self.schedule = schedule

@@ -34,7 +34,7 @@ public struct SchedulePlanner: Sendable {
     public private(set) var records: [String: ScheduleRecord]
     /// The zone of schedules without one of their own (the node's).
     public private(set) var defaultZone: ZoneRules
-    private var calendars: [String: ScheduleCalendar] = [:]
+    private(set) var calendars: [String: ScheduleCalendar] = [:]
 
     /// - Parameters:
     ///   - schedules: every schedule (the configuration's and the saved ones).
