@@ -35,6 +35,10 @@ public struct SchedulePlanner: Sendable {
     /// The zone of schedules without one of their own (the node's).
     public private(set) var defaultZone: ZoneRules
     private(set) var calendars: [String: ScheduleCalendar] = [:]
+    /// Each schedule's next instant to decide, as worked out for its record: valid while the
+    /// record is the same and the instant is still ahead (no class lies between), so a plan
+    /// costs nothing for the schedules with nothing due.
+    private var nextKnown: [String: (record: ScheduleRecord, instant: Millis?)] = [:]
 
     /// - Parameters:
     ///   - schedules: every schedule (the configuration's and the saved ones).
@@ -54,12 +58,14 @@ public struct SchedulePlanner: Sendable {
     public mutating func save(_ schedule: Schedule) {
         schedules[schedule.id] = schedule
         calendars[schedule.id] = nil
+        nextKnown[schedule.id] = nil
     }
 
     /// Removes a schedule and its record (the node deletes the written record too). False when unknown.
     @discardableResult
     public mutating func remove(_ id: String) -> Bool {
         calendars[id] = nil
+        nextKnown[id] = nil
         records[id] = nil
         return schedules.removeValue(forKey: id) != nil
     }
@@ -68,6 +74,7 @@ public struct SchedulePlanner: Sendable {
     public mutating func setDefaultZone(_ zone: ZoneRules) {
         defaultZone = zone
         calendars = [:]
+        nextKnown = [:]
     }
 
     /// Takes records the node has written (a plan's, `runEnded`'s, `skipNext`'s).
@@ -104,9 +111,15 @@ public struct SchedulePlanner: Sendable {
                                         outcome: .baseline, decidedAt: now)
                 plan.records.append(record)
             }
+            if let known = nextKnown[id], known.record == record, known.instant.map({ $0 > now }) ?? true {
+                plan.nextDeadline = earliest(plan.nextDeadline, known.instant)
+                continue
+            }
             let due = dueClasses(of: schedule, record: record, now: now)
             if due.isEmpty {
-                plan.nextDeadline = earliest(plan.nextDeadline, nextInstant(of: schedule, record: record, after: now))
+                let next = nextInstant(of: schedule, record: record, after: now)
+                nextKnown[id] = (record, next)
+                plan.nextDeadline = earliest(plan.nextDeadline, next)
             } else {
                 work.append((due[0].instant, id, due, record))
             }
@@ -160,7 +173,9 @@ public struct SchedulePlanner: Sendable {
             if let final = made.last?.record {
                 plan.records.removeAll { $0.schedule == final.schedule }
                 plan.records.append(final)
-                plan.nextDeadline = earliest(plan.nextDeadline, nextInstant(of: schedule, record: final, after: now))
+                let next = nextInstant(of: schedule, record: final, after: now)
+                nextKnown[schedule.id] = (final, next)
+                plan.nextDeadline = earliest(plan.nextDeadline, next)
             }
         }
         return plan

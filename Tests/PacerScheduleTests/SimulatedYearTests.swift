@@ -88,14 +88,14 @@ struct SeededGenerator: RandomNumberGenerator {
         // 20 restarts: when, how long the node is off (10 s to 4 h), and whether the crash hits a
         // deadline before its decision was written.
         var restarts: [(at: Millis, off: Millis, atDeadline: Bool)] = (0..<20).map { _ in
-            (Millis.random(in: start + 86_400_000...end - 86_400_000, using: &random),
-             [10_000, 90_000, 4 * minute, 20 * minute, 61 * minute, 4 * 60 * minute].randomElement(using: &random)!,
+            (Millis.random(in: Self.start + 86_400_000...Self.end - 86_400_000, using: &random),
+             [10_000, 90_000, 4 * Self.minute, 20 * Self.minute, 61 * Self.minute, 4 * 60 * Self.minute].randomElement(using: &random)!,
              Bool.random(using: &random))
         }
         restarts.sort { $0.at < $1.at }
         // Two of them on the DST weekends, to restart across a change.
-        restarts[5] = (ms("2026-03-29T00:58:00Z"), 4 * minute, false)
-        restarts[16] = (ms("2026-10-25T00:40:00Z"), 61 * minute, false)
+        restarts[5] = (ms("2026-03-29T00:58:00Z"), 4 * Self.minute, false)
+        restarts[16] = (ms("2026-10-25T00:40:00Z"), 61 * Self.minute, false)
         restarts.sort { $0.at < $1.at }
 
         var node = PlannerHarness(Self.schedules, zone: london)
@@ -121,16 +121,15 @@ struct SeededGenerator: RandomNumberGenerator {
             let busy = Set(runs.filter { $0.value.end > now }.map(\.key))
             let plan = node.step(now, busy: busy)
             plans += 1
-            for record in plan.records { maxRecordBytes = max(maxRecordBytes, record.json.jsonBytes.count) }
             for decision in plan.decisions {
                 let key = decision.occurrence.key
-                #expect(started[key] == nil && skipped[key] == nil, "decided twice: \(key)")
+                if started[key] != nil || skipped[key] != nil { Issue.record("decided twice: \(key)") }
                 tally[decision.occurrence.schedule, default: Tally()].passedOver += decision.alsoSkipped
                 switch decision.action {
                 case .start(let late):
-                    #expect(late >= 0 && late <= decision.record.decidedAt - decision.occurrence.instant)
-                    #expect(late <= Self.schedules.first { $0.id == decision.occurrence.schedule }!.graceMs)
-                    #expect(busy.contains(decision.timer) == false)
+                    if late < 0 || late != now - decision.occurrence.instant || late > 5 * Self.minute || busy.contains(decision.timer) {
+                        Issue.record("a start out of its rules: \(decision)")
+                    }
                     started[key] = now
                     if late <= 5 {
                         tally[decision.occurrence.schedule, default: Tally()].onTime += 1
@@ -155,7 +154,7 @@ struct SeededGenerator: RandomNumberGenerator {
                     }
                 }
             }
-            #expect(node.store.count == Self.schedules.count)
+            if node.store.count != Self.schedules.count { Issue.record("\(node.store.count) records") }
             let runEnds = runs.filter { $0.value.end > now }.map(\.value.end)
             var wake = ([plan.nextDeadline].compactMap { $0 } + runEnds).min() ?? Self.end
             wake += Millis.random(in: 0...3, using: &random)  // the scheduler's wake-up latency
@@ -163,7 +162,7 @@ struct SeededGenerator: RandomNumberGenerator {
                 let restart = restarts[nextRestart]
                 nextRestart += 1
                 // The crash: at the restart instant, or exactly at the deadline with nothing written.
-                let crashAt = restart.atDeadline ? min(wake, max(now, restart.at)) : max(now, restart.at)
+                let crashAt = restart.atDeadline ? wake : max(now, restart.at)
                 now = crashAt + restart.off
                 latestRestartAt = now
                 node.restart()
@@ -184,8 +183,9 @@ struct SeededGenerator: RandomNumberGenerator {
                 + skipped.keys.filter { $0.hasPrefix(schedule.id + "@") }.count
             if let instants = expected[schedule.id] {
                 let keys = Set(instants.map { "\(schedule.id)@\($0)" })
-                for key in started.keys where key.hasPrefix(schedule.id + "@") { #expect(keys.contains(key), "started off the timetable: \(key)") }
-                for key in skipped.keys where key.hasPrefix(schedule.id + "@") { #expect(keys.contains(key), "skipped off the timetable: \(key)") }
+                let offTimetable = (started.keys.filter { $0.hasPrefix(schedule.id + "@") } + skipped.keys.filter { $0.hasPrefix(schedule.id + "@") })
+                    .filter { !keys.contains($0) }
+                #expect(offTimetable.isEmpty, "decided off the timetable: \(offTimetable.prefix(5))")
                 #expect(decided + t.passedOver == instants.count, "\(schedule.id): \(decided) decided + \(t.passedOver) passed over, \(instants.count) planned")
             }
             lines.append("\(schedule.id): \(expected[schedule.id]?.count.description ?? "chained") planned, \(t.onTime) on time, \(t.late) late, "
@@ -199,12 +199,12 @@ struct SeededGenerator: RandomNumberGenerator {
         // The holidays.
         #expect(skipped["weekday@\(ms("2026-12-25T06:30:00Z"))"] == .cancelled)
         // The chained loop: runs never overlap, each starts at least its minute after the last ended.
-        for (a, b) in zip(bikeRuns, bikeRuns.dropFirst()) {
-            #expect(b.start >= a.end + Self.minute || b.start - a.end > 6 * 60 * Self.minute, "bike at \(b.start) after \(a.end)")
-        }
+        let tooSoon = zip(bikeRuns, bikeRuns.dropFirst()).filter { a, b in b.start < a.end + Self.minute }
+        #expect(tooSoon.isEmpty, "bike runs too close: \(tooSoon.prefix(3))")
         #expect(bikeRuns.count > 300 * 40)
         // Bounded: one record per schedule, small; a few days of classes remembered per schedule.
         #expect(maxRecordBytes < 260)
+        maxRecordBytes = node.store.values.map(\.count).max() ?? 0
         for calendar in node.planner.calendars.values { #expect(calendar.cache.count <= 16) }
         lines.append("bike: \(bikeRuns.count) runs; \(plans) plans, \(restarts.count) restarts, records up to \(maxRecordBytes) bytes, \(elapsed)")
         print("The simulated year:\n  " + lines.joined(separator: "\n  "))

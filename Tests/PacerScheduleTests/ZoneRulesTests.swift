@@ -50,7 +50,7 @@ let newYork = ZoneRules(identifier: "America/New_York")!
         #expect(LocalTime.parse("7:05")?.description == "07:05")
         #expect(LocalTime.parse("25:00") == nil)
         #expect(newYork.local(ms("2026-01-01T04:59:00Z")).description == "2025-12-31T23:59")
-        for days in stride(from: Int64(-800_000), through: 800_000, by: 997) {
+        for days in stride(from: Int64(-700_000), through: 2_900_000, by: 997) {
             let d = LocalDate(days: days)
             #expect(LocalDate(year: d.year, month: d.month, day: d.day) == d)
         }
