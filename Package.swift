@@ -78,6 +78,14 @@ let package = Package(
             dependencies: ["PacerCore"],
             swiftSettings: swiftSettings
         ),
+        // The gym's timetable: schedules (weekly classes, dated additions and exceptions, loops)
+        // in a time zone, and the planner that decides which class starts or is skipped, exactly
+        // once across restarts. Pure: no I/O, no clock (Foundation only for the zone rules).
+        .target(
+            name: "PacerSchedule",
+            dependencies: ["PacerCore"],
+            swiftSettings: swiftSettings
+        ),
         // SQLite persistence (GRDB).
         .target(
             name: "PacerStore",
@@ -157,6 +165,13 @@ let package = Package(
         .testTarget(
             name: "PacerDisplaysTests",
             dependencies: ["PacerDisplays", "PacerCore", "Mosquitto", "PacerTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        // The timetable's planner over weeks and a simulated year, DST changes and restarts
+        // included; the schedules' parsing and documents.
+        .testTarget(
+            name: "PacerScheduleTests",
+            dependencies: ["PacerSchedule", "PacerCore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
