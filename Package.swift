@@ -98,7 +98,7 @@ let package = Package(
         .target(
             name: "PacerNode",
             dependencies: [
-                "Mosquitto", "PacerCore", "PacerProtocol", "PacerStore", "PacerSound", "PacerDisplays", "CTimerFD", "CMalloc",
+                "Mosquitto", "PacerCore", "PacerProtocol", "PacerStore", "PacerSound", "PacerDisplays", "PacerSchedule", "CTimerFD", "CMalloc",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "DequeModule", package: "swift-collections"),

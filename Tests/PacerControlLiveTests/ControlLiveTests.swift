@@ -225,7 +225,7 @@ struct ControlLiveTests {
             // Bad input: nothing is sent.
             for (arguments, message) in [
                 (["athlete", "set", "Alice", "--name", "A"], "an athlete id"),
-                (["athlete", "set", "dana"], "give --name, --colour or --max-hr"),
+                (["athlete", "set", "dana"], "give --name, --colour, --max-hr or --leaderboard"),
                 (["athlete", "set", "dana", "--colour", "red"], "--colour: a colour is #rrggbb"),
                 (["athlete", "set", "dana", "--max-hr", "300"], "--max-hr must be between 100 and 250"),
                 (["athlete", "clear", "a/b"], "an athlete id"),

@@ -77,7 +77,7 @@ extension NodeConfiguration {
         let top = r.mapping(tree, key: "", known: [
             "node", "base_topic", "broker", "data_dir", "log_level", "limits", "timing",
             "heart_rate", "timers", "presets", "history", "restore", "home_assistant", "sound",
-            "publish", "displays",
+            "publish", "displays", "time_zone", "schedules",
         ])
         readPublish(top, &r)
         if let v = r.string(top["node"], key: "node") {
@@ -118,6 +118,7 @@ extension NodeConfiguration {
                 presets[name] = node.json
             }
         }
+        readSchedules(top, &r)  // NodeConfiguration+Schedules.swift (a schedule may name a preset)
         for (index, item) in r.sequence(top["timers"], key: "timers").enumerated() {
             let key = "timers[\(index)]"
             let fields = r.mapping(item, key: key, known: ["id", "name", "spec", "restore"])

@@ -2,6 +2,7 @@ import Foundation
 public import Logging
 public import PacerCore
 public import PacerDisplays
+public import PacerSchedule
 public import PacerSound
 
 /// How a restored timer comes back after the node was down (docs/architecture.md, "Durability and
@@ -157,6 +158,10 @@ public struct NodeConfiguration: Sendable, Equatable {
     public var sound: SoundSettings?
     /// AWTRIX clocks and WLED lights the node drives (`displays:`, NodeConfiguration+Displays.swift).
     public var displays: [DisplayConfiguration] = []
+    /// The gym's timetable: classes that start themselves (`schedules:`, docs/schedules.md).
+    public var schedules: [Schedule] = []
+    /// The node's time zone for its schedules (`time_zone`, an IANA name); nil: the system's.
+    public var timeZone: String?
     /// Where the configuration came from (for logs).
     public var configFile: String?
     /// Where each declared timer stands in the file, for error messages.

@@ -24,6 +24,8 @@ enum DeadlineOwner: Hashable, Sendable {
     /// The next instant a timer's AWTRIX clocks or WLED lights need an update by themselves
     /// (a flip of the shown second, a pulse step; DisplayPart.swift).
     case display(String)
+    /// The timetable's next decision (a class due, a grace running out; SchedulePart.swift).
+    case schedule
 }
 
 /// One deadline queue for everything the node waits for (one scheduler for all timers:

@@ -106,6 +106,26 @@ extension EngineMachine {
         }
     }
 
+    /// The timetable's decisions due now: each class starts on its timer like a `start` command
+    /// with the class's workout (undone with the rest if the write fails); skips are logged.
+    mutating func startClasses(now: Millis, into output: inout EngineOutput) {
+        for decision in schedules.plan(now: now, on: &board) {
+            guard case .start = decision.action else { continue }
+            var one = EngineOutput()
+            one.rollback = .init(timers: [decision.timer: board.timers[decision.timer]], requestID: nil)
+            let start = TimerOperation.start(spec: nil, startAt: nil, restart: false)
+            let command = NodeCommand(request: .timer(id: decision.timer, operation: start, spec: decision.workout.startSpec, name: decision.name))
+            if case .failure(let error) = timerOperation(id: decision.timer, operation: start, specJSON: decision.workout.startSpec,
+                                                          name: board.timers.contains(decision.timer) ? nil : decision.name,
+                                                          command: command, now: now, into: &one) {
+                logger.error("a scheduled class could not start", metadata: ["schedule": "\(decision.occurrence.schedule)", "timer": "\(decision.timer)",
+                                                                             "code": "\(error.code.rawValue)", "reason": "\(error.message)"])
+            }
+            output.absorb(one)
+            output.follow.remove(.onlyTimePassed)  // a timer made or started: Home Assistant's configs are compared
+        }
+    }
+
     private mutating func timerOperation(id: String, operation: TimerOperation, specJSON: JSONValue?, name: String?,
                                 command: NodeCommand, now: Millis, into output: inout EngineOutput) -> Result<CommandResult, ReplyError> {
         var newSpec: TimerSpec?

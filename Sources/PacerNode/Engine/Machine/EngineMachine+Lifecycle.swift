@@ -14,6 +14,8 @@ struct RestoredState {
     var speakerDocument: String?
     /// The displays saved by command (`meta`), if any.
     var displaysDocument: String?
+    /// The timetable's records: the classes decided (`meta`), if any.
+    var schedulesDocument: String?
     /// Request ids answered within the dedup window.
     var requests: [RequestRecord] = []
 }
@@ -34,6 +36,7 @@ extension EngineMachine {
         }
         library.load(saved.workoutsDocument)
         displays.load(saved.displaysDocument)
+        schedules.load(saved.schedulesDocument, now: now, on: &board)
         gate.restore(saved.requests)
         for timer in configuration.timers where !board.timers.contains(timer.id) {
             do {

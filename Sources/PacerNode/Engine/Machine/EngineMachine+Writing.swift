@@ -26,6 +26,13 @@ extension EngineMachine {
         batch.meta[SavedWorkouts.metaKey] = library.changedDocument
         batch.meta[Speaker.metaKey] = sound.changedDocument
         batch.meta[DisplayPart.metaKey] = displays.changedDocument
+        // A scheduled class's timer that ended its run (an `after` loop plans from it; a class
+        // that waited for the timer may start): decided in this write too.
+        for event in output.changes.events where [.finished, .cancelled, .reset].contains(event.type) {
+            schedules.runEnded(event.timer, at: event.dueMs, now: now, on: &board)
+        }
+        for id in output.changes.deleted { schedules.runEnded(id, at: now, now: now, on: &board) }
+        batch.meta[SchedulePart.metaKey] = schedules.changedDocument
         batch.shiftRequestsMs = writes.upkeep.requestShiftMs
         batch.requests = output.requests
         // A connect's outbox check reads the store after this write: what the broker acknowledged
@@ -127,6 +134,7 @@ extension EngineMachine {
             if workoutsChanged && ok { library.publish(into: &board.out) }
         }
         displays.written(ok: ok, linkUp: link.linkUp && !republishAll, on: &board)
+        schedules.written(ok: ok, linkUp: link.linkUp && !republishAll, now: now, on: &board)
         if !republishAll {
             displays.publish(output.changes, linkUp: link.linkUp, backlogged: link.backlogged, now: now, heart: heart, on: &board)
         }
@@ -156,6 +164,7 @@ extension EngineMachine {
         heart.republishAthletes(now: now, into: &board.out)
         sound.publish(into: &board.out)
         displays.publishList(into: &board.out)
+        schedules.publishNext(now: now, into: &board.out)
         for event in link.takeUnwritten() { link.publishEvent(event, into: &board.out) }
         link.republishTimers(now: now, heart: heart, on: &board)
         displays.reconnected(now: now, heart: heart, on: &board)

@@ -22,12 +22,15 @@ import PacerStore
 /// - `library`: the saved workouts (SavedWorkouts.swift); `sound`: the speaker and the
 ///   cue-ahead signal (SoundPart.swift); `discovery`: Home Assistant (DiscoveryPart.swift);
 ///   `info`: the retained `info` (NodeInfo.swift); `writes`: the write in flight (StoreUpkeep.swift);
-///   `displays`: the AWTRIX clocks and WLED lights (DisplayPart.swift).
+///   `displays`: the AWTRIX clocks and WLED lights (DisplayPart.swift); `schedules`: the timetable
+///   (SchedulePart.swift)
 /// The tests drive it alone with an injected clock (EngineMachineTests and the engine harness).
 struct EngineMachine {
-    let configuration: NodeConfiguration
-    let topics: Topics
-    let logger: Logger
+    /// The configuration, its topics and the log: what every step reads.
+    let context: EngineContext
+    var configuration: NodeConfiguration { context.configuration }
+    var topics: Topics { context.topics }
+    var logger: Logger { context.logger }
     /// The timers, the deadlines and the effects decided so far.
     var board = Board()
     var gate: CommandGate
@@ -41,6 +44,8 @@ struct EngineMachine {
     var writes = WritePlan()
     /// The AWTRIX clocks and WLED lights it drives (DisplayPart.swift).
     var displays: DisplayPart
+    /// The gym's timetable (SchedulePart.swift).
+    var schedules: SchedulePart
 
     /// - Parameters:
     ///   - startedAtMs: the instant the node started (`info`).
@@ -52,9 +57,7 @@ struct EngineMachine {
          hasStore: Bool, storagePath: String? = nil, storageProblem: String? = nil, hasPlainConnection: Bool = false, hasSound: Bool = false,
          speech: SpeechPlanner? = nil) {
         let topics = Topics(base: configuration.baseTopic)
-        self.configuration = configuration
-        self.topics = topics
-        self.logger = logger
+        context = EngineContext(configuration: configuration, topics: topics, logger: logger)
         gate = CommandGate(configuration: configuration, topics: topics, logger: logger)
         link = BrokerLink(configuration: configuration, topics: topics, hasStore: hasStore, hasPlainConnection: hasPlainConnection, logger: logger)
         heart = HeartRatePart(configuration: configuration, topics: topics, logger: logger)
@@ -67,6 +70,7 @@ struct EngineMachine {
             heartRateSources: configuration.heartRate.sources.map(\.name), storagePath: storagePath, storageProblem: storageProblem)
         info.announcesCues = configuration.cueAheadMs != nil
         displays = DisplayPart(configuration.displays, topic: topics.displays, logger: logger)
+        schedules = SchedulePart(configuration: configuration, topics: topics, logger: logger)
     }
 
     // MARK: - Stepping
@@ -196,6 +200,7 @@ struct EngineMachine {
             case .plainHold: if link.plainHoldExpired() { output.follow.insert(.republishPlain) }
             case .cueAhead(let id): sound.announce(id, now: now, linkUp: link.linkUp, on: &board)
             case .display(let id): displays.fell(id)
+            case .schedule: startClasses(now: now, into: &output)
             }
         }
     }
@@ -239,6 +244,14 @@ struct EngineMachine {
         heart.shiftTimes(by: delta)  // a reading stays fresh as long as before
         board.deadlines.shift(by: delta)  // heart-rate staleness, the outbox check's window
         info.publishedAtMs = info.publishedAtMs.map { $0.saturatingAdd(delta) }  // its throttle
+        if !schedules.isEmpty { board.deadlines.set(.schedule, at: now) }  // the timetable planned again
         rescheduleAll(now: now)
     }
+}
+
+/// What every step of the machine reads and never changes.
+struct EngineContext {
+    let configuration: NodeConfiguration
+    let topics: Topics
+    let logger: Logger
 }

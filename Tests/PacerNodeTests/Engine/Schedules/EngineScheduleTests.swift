@@ -1,0 +1,81 @@
+import Foundation
+import PacerCore
+@testable import PacerNode
+import PacerProtocol
+import PacerStore
+import PacerTestSupport
+import Testing
+
+/// The timetable in the machine alone: a class starts itself at its planned instant (a
+/// `.schedule` deadline), its decision is written with the start, a restart never starts it
+/// again, one missed while the node was down starts late within its grace, and each target
+/// timer's next class is published.
+@Suite("Engine machine: the timetable")
+struct EngineScheduleTests {
+    typealias M = EngineMachineTests
+
+    /// 2026-11-30 05:59:00 UTC, a Monday.
+    static let t0: Millis = 1_796_018_340_000
+    static let yaml = """
+        time_zone: UTC
+        schedules:
+          - {id: hiit, name: HIIT 45, timer: main, preset: tabata, weekly: [{days: daily, at: ["06:00", "18:00"]}]}
+        """
+
+    static func next(_ effects: [EngineEffect]) -> JSONValue? {
+        M.published(effects).last { $0.topic == "\(M.base)/timers/main/next" }?.json
+    }
+
+    @Test("06:00: the class starts itself at its instant, its decision in the same write; the next class is 18:00")
+    func startsOnTime() throws {
+        var m = try M.machine(Self.yaml, hasStore: true)
+        M.restore(&m, at: Self.t0)
+        let (_, connected) = M.step(&m, .connection(.connected(sessionPresent: false)), at: Self.t0, result: { _ in .success(StoreCommit()) })
+        var written: [StoreBatch] = []
+        var published: [EngineEffect] = connected
+        while let next = m.nextDeadline(), next <= Self.t0 + 61_000 {
+            let (batch, effects) = M.step(&m, .deadline, at: next, result: { _ in .success(StoreCommit()) })
+            if !batch.isEmpty { written.append(batch) }
+            published += effects
+        }
+        let start = try #require(written.first { $0.appendEvents.contains { $0.type == "started" } }, "\(written.map(\.appendEvents))")
+        #expect(start.upsertTimers.map(\.id) == ["main"])
+        #expect(start.appendEvents.first { $0.type == "started" }?.dueMs == Self.t0 + 60_000, "on its instant")
+        let records = try #require(start.meta[SchedulePart.metaKey].flatMap { JSONCoding.decode(Array($0.utf8)) })
+        #expect(records["records"]?.array?.first?["outcome"] == "started", "\(records)")
+        let state = M.published(published).last { $0.topic == "\(M.base)/timers/main/state" }?.json
+        #expect(state?["status"] == "running" && state?["name"] == "HIIT 45", "\(String(describing: state))")
+        #expect(Self.next(published)?["local_time"] == "18:00" && Self.next(published)?["name"] == "HIIT 45")
+
+        // A restart with what was written: the 06:00 class is never started again.
+        var again = try M.machine(Self.yaml, hasStore: true)
+        M.restore(&again, RestoredState(schedulesDocument: start.meta[SchedulePart.metaKey]), at: Self.t0 + 90_000)
+        var restarted: [StoreBatch] = []
+        while let next = again.nextDeadline(), next <= Self.t0 + 120_000 {
+            let (batch, _) = M.step(&again, .deadline, at: next, result: { _ in .success(StoreCommit()) })
+            restarted.append(batch)
+        }
+        #expect(!restarted.contains { $0.appendEvents.contains { $0.type == "started" } }, "started twice")
+        #expect(again.board.timers.ids.isEmpty)
+    }
+
+    @Test("a node down at 06:00 and back at 06:03 starts the class 3 minutes late (within its grace); back at 06:20 it skips it")
+    func lateOrSkipped() throws {
+        // Written at 05:59 (the schedule's baseline) before the node went down.
+        var first = try M.machine(Self.yaml, hasStore: true)
+        M.restore(&first, at: Self.t0)
+        let (baseline, _) = M.step(&first, .deadline, at: Self.t0, result: { _ in .success(StoreCommit()) })
+        let document = try #require(baseline.meta[SchedulePart.metaKey], "the baseline is written: \(baseline.meta)")
+
+        for (back, starts) in [(Self.t0 + 240_000, true), (Self.t0 + 1_260_000, false)] {
+            var m = try M.machine(Self.yaml, hasStore: true)
+            M.restore(&m, RestoredState(schedulesDocument: document), at: back)
+            let (batch, _) = M.step(&m, .deadline, at: back, result: { _ in .success(StoreCommit()) })
+            let started = batch.appendEvents.first { $0.type == "started" }
+            #expect((started != nil) == starts, "back at \(back - Self.t0) ms: \(batch.appendEvents.map(\.type))")
+            let record = batch.meta[SchedulePart.metaKey].flatMap { JSONCoding.decode(Array($0.utf8)) }?["records"]?.array?.first
+            #expect(record?["outcome"] == (starts ? "started" : "skipped"), "\(String(describing: record))")
+            if starts { #expect(record?["late_ms"] == 180_000) }
+        }
+    }
+}
