@@ -110,14 +110,15 @@ public struct TimerEvent: Sendable, Equatable {
     }
 
     /// Whether this event is an outcome that must never be published twice, even across a crash:
-    /// `expired` and `finished` (docs/architecture.md, "Durability and restore"). The node writes
-    /// it before publishing it; other events that time brings (`phase`, a scheduled `started`)
-    /// follow from the timing model and are recomputed after a restart instead.
+    /// `expired` and `finished` (docs/architecture.md, "Durability and restore"), and `recovered`,
+    /// whose instant came from heart rate and cannot be recomputed. The node writes it before
+    /// publishing it; other events that time brings (`phase`, a scheduled `started`) follow from
+    /// the timing model and are recomputed after a restart instead.
     public var isOutcome: Bool {
         switch type {
-        case .expired, .finished: true
+        case .expired, .finished, .recovered: true
         case .started, .phase, .countdown, .halfway, .paused, .resumed, .adjusted, .skipped, .alert, .acknowledged,
-             .cancelled, .scheduled, .reset, .rewound, .snoozed, .extended, .recovered: false
+             .cancelled, .scheduled, .reset, .rewound, .snoozed, .extended: false
         }
     }
 

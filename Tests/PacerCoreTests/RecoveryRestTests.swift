@@ -155,6 +155,7 @@ struct RecoveryMachineTests {
         #expect(events.dues == [t0 + 45_000, t0 + 45_000])
         #expect(events[0].phase == .rest && events[0].round == 1 && events[1].phase == .work && events[1].round == 2)
         #expect(events[0].revision == revision + 1 && events[1].revision == revision + 2 && m.revision == revision + 2)
+        #expect(events[0].isOutcome && !events[0].isCue)  // written before it is published, never recomputed
         let s = m.snapshot(at: t0 + 45_000)
         #expect(s.phase == .work && s.segment == 3 && s.endsAtMs == t0 + 65_000 && s.untilHR == nil)
         #expect(s.elapsedMs == 45_000)
