@@ -44,13 +44,18 @@ public struct Segment: Sendable, Equatable {
     public var round: Int
     /// 1-based set.
     public var set: Int
+    /// A rest that ends on recovery (`{"until_hr": {...}}` in place of its duration): then
+    /// `durationMs` is the rule's `maxMs`, by which the segment is timed until recovery is known.
+    public var untilHR: RecoveryRule?
 
-    public init(kind: SegmentKind, durationMs: Millis?, label: String? = nil, round: Int = 1, set: Int = 1) {
+    /// A segment; with `untilHR`, its duration is the rule's max (`durationMs` is not used).
+    public init(kind: SegmentKind, durationMs: Millis?, label: String? = nil, round: Int = 1, set: Int = 1, untilHR: RecoveryRule? = nil) {
         self.kind = kind
-        self.durationMs = durationMs
+        self.durationMs = untilHR?.maxMs ?? durationMs
         self.label = label
         self.round = round
         self.set = set
+        self.untilHR = untilHR
     }
 
     public var isOpenEnded: Bool { durationMs == nil }

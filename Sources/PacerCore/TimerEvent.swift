@@ -1,4 +1,5 @@
-/// Types of timer events (docs/API.md, "Events"; with `scheduled`, `reset`, `rewound`, `snoozed`).
+/// Types of timer events (docs/API.md, "Events"; with `scheduled`, `reset`, `rewound`, `snoozed`,
+/// `extended`, `recovered`).
 public enum EventType: String, Sendable, CaseIterable {
     /// A run started (`start`, or a scheduled start falling due). Carries the first segment.
     case started
@@ -33,6 +34,10 @@ public enum EventType: String, Sendable, CaseIterable {
     case snoozed
     /// `extend`: `seconds` added to the current segment and/or the run's `rounds` now.
     case extended
+    /// A rest that ends on recovery recovered (`TimerMachine.recovered(at:now:)`): carries the
+    /// rest's segment. From its `min` on, the `phase` of the next segment follows at the same
+    /// instant; before it, at the rest's `min`.
+    case recovered
 }
 
 /// Something that happened to a timer, with the instant it was due. Its document (the `event`
@@ -100,17 +105,18 @@ public struct TimerEvent: Sendable, Equatable {
         switch type {
         case .countdown, .halfway, .alert: true
         case .started, .phase, .paused, .resumed, .adjusted, .skipped, .expired, .acknowledged, .finished,
-             .cancelled, .scheduled, .reset, .rewound, .snoozed, .extended: false
+             .cancelled, .scheduled, .reset, .rewound, .snoozed, .extended, .recovered: false
         }
     }
 
     /// Whether this event is an outcome that must never be published twice, even across a crash:
-    /// `expired` and `finished` (docs/architecture.md, "Durability and restore"). The node writes
-    /// it before publishing it; other events that time brings (`phase`, a scheduled `started`)
-    /// follow from the timing model and are recomputed after a restart instead.
+    /// `expired` and `finished` (docs/architecture.md, "Durability and restore"), and `recovered`,
+    /// whose instant came from heart rate and cannot be recomputed. The node writes it before
+    /// publishing it; other events that time brings (`phase`, a scheduled `started`) follow from
+    /// the timing model and are recomputed after a restart instead.
     public var isOutcome: Bool {
         switch type {
-        case .expired, .finished: true
+        case .expired, .finished, .recovered: true
         case .started, .phase, .countdown, .halfway, .paused, .resumed, .adjusted, .skipped, .alert, .acknowledged,
              .cancelled, .scheduled, .reset, .rewound, .snoozed, .extended: false
         }

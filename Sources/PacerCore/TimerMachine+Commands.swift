@@ -6,6 +6,11 @@ extension TimerMachine {
     public func effectiveInstant(of command: TimerCommand, now: Millis) -> Millis {
         var requested = command.at ?? now
         if case .start(_, let startAt?, _) = command.operation, startAt <= now { requested = startAt }
+        return effectiveInstant(requested: requested, now: now)
+    }
+
+    /// `requested` clamped to [now - lagWindow, now], and never before the last state change.
+    func effectiveInstant(requested: Millis, now: Millis) -> Millis {
         let clamped = min(max(requested, now.saturatingAdd(-lagWindowMs)), now)
         return max(clamped, lastChangeMs)
     }
@@ -18,16 +23,47 @@ extension TimerMachine {
     /// that caused, in order (under the same late-event rule as `advance`), or an error
     /// that changed nothing.
     public mutating func handle(_ command: TimerCommand, now: Millis) -> Result<[TimerEvent], CommandError> {
+        perform(at: effectiveInstant(of: command, now: now), ifRevision: command.ifRevision, now: now) { machine, instant in
+            machine.apply(command.operation, at: instant, now: now)
+        }
+    }
+
+    /// Ends the current rest on recovery: the node judged, from heart rate, that the segment's
+    /// `RecoveryRule` holds as of `at` (the instant of the reading that made it hold).
+    ///
+    /// Not an action a person sends (it has no word on the wire): the node's own input, handled
+    /// like a command. `at` takes effect as a command's does (`effectiveInstant(of:now:)`: clamped
+    /// to the lag window, never before the last change), and the node writes the timer after it
+    /// as after a command, so a restore lands at the same segment and instant.
+    ///
+    /// Accepted only while a rest that ends on recovery runs and waits for it. From the rest's
+    /// `min` on, the segment ends at that instant: `recovered`, then the `phase` of the next
+    /// segment (or the expiry or completion of the last). Before `min`, recovery is kept and the
+    /// rest ends at start + `min` (its `ends_at` moves there; its `phase` comes then). Refused
+    /// (changing nothing) when the timer is paused (recovery counts while the rest runs), when the
+    /// segment does not end on recovery (its `max` has passed, a work segment, a snooze), or when
+    /// the rest has already recovered.
+    public mutating func recovered(at: Millis, now: Millis) -> Result<[TimerEvent], CommandError> {
+        perform(at: effectiveInstant(requested: at, now: now), ifRevision: nil, now: now) { machine, instant in
+            machine.recover(at: instant)
+        }
+    }
+
+    /// A command's steps: advance a copy to `instant`, check the revision there, apply, advance to
+    /// `now`; the copy replaces this machine only on success.
+    private mutating func perform(
+        at instant: Millis, ifRevision: Int?, now: Millis,
+        _ apply: (inout TimerMachine, Millis) -> Result<[TimerEvent], CommandError>
+    ) -> Result<[TimerEvent], CommandError> {
         var machine = self
-        let instant = effectiveInstant(of: command, now: now)
         var events = machine.advanceRaw(to: instant)
-        if let expected = command.ifRevision, expected != machine.revision {
+        if let expected = ifRevision, expected != machine.revision {
             return .failure(CommandError(
                 code: .revisionConflict,
                 message: "timer '\(id)' is at revision \(machine.revision), not \(expected); refresh its state and retry"
             ))
         }
-        switch machine.apply(command.operation, at: instant, now: now) {
+        switch apply(&machine, instant) {
         case .failure(let error):
             return .failure(error)
         case .success(let produced):
@@ -279,6 +315,7 @@ extension TimerMachine {
         next.durationMs = run.snoozed ? run.durationMs : program.segments[target].durationMs
         next.halfwayDone = run.snoozed
         next.overtime = false
+        next.recoveredAtMs = nil
         state = paused ? .paused(run: next, pausedAtMs: t) : .running(run: next)
         bump(at: t)
         return .success([event(.rewound, due: t, index: target)])
@@ -372,6 +409,7 @@ extension TimerMachine {
         snoozed.halfwayDone = true
         snoozed.overtime = false
         snoozed.snoozed = true
+        snoozed.recoveredAtMs = nil
         state = .running(run: snoozed)
         bump(at: t)
         var event = event(.snoozed, due: t, index: run.index)
@@ -440,5 +478,30 @@ extension TimerMachine {
         event.rounds = longer?.program.rounds
         state = pausedAt.map { .paused(run: extended, pausedAtMs: $0) } ?? .running(run: extended)
         return .success([event])
+    }
+
+    /// `recovered(at:now:)` at `t`, on a machine already advanced to `t`.
+    private mutating func recover(at t: Millis) -> Result<[TimerEvent], CommandError> {
+        let action = "end the rest on recovery of"
+        switch state {
+        case .running(var run):
+            guard let rule = recoveryRule(of: run), let duration = run.durationMs else {
+                let segment = program.segments[run.index]
+                return refuse(action, hint: "its current segment (\(run.overtime ? "overtime" : segment.kind.rawValue), round \(segment.round)) does not end on recovery")
+            }
+            if let recoveredAt = run.recoveredAtMs {
+                return refuse(action, hint: "it recovered at \(iso8601(ms: recoveredAt)) and the rest ends at \(iso8601(ms: run.endMs ?? t))")
+            }
+            // From min on the rest ends now; before it, at min. Never past the (adjusted) max.
+            run.durationMs = min(duration, max(t - run.segmentStartMs, rule.minMs))
+            run.recoveredAtMs = t
+            state = .running(run: run)
+            bump(at: t)
+            return .success([event(.recovered, due: t, index: run.index)])
+        case .paused:
+            return refuse(action, hint: "recovery ends a rest only while it runs; resume it first")
+        case .idle, .scheduled, .expired, .finished, .cancelled:
+            return refuse(action, hint: "no rest is waiting for recovery")
+        }
     }
 }

@@ -8,8 +8,16 @@
 /// `JSONValue` holds numbers as `Double`: an integer beyond ±2^53 that is not a power of two
 /// reads as an error here; nothing but `Int64.min` (exact in a Double) is ever written.
 extension TimerMachine {
-    /// Format version of the persisted JSON.
-    public static let codingVersion = 1
+    /// The newest format version of the persisted JSON this reader reads. Version 2 adds the
+    /// members of rests that end on recovery (`rest_until_hr`, a segment's `until_hr`, a run's
+    /// `recoveredAtMs`); a machine whose spec has none is written as version 1, byte for byte as
+    /// before, and one that has some as version 2, which an older node refuses to read rather than
+    /// reading its rests as 0 s.
+    public static let codingVersion = 2
+
+    /// The version this machine is written with: 2 when its spec has a rest that ends on
+    /// recovery, else 1.
+    public var persistedVersion: Int { spec.hasRecoveryRest ? 2 : 1 }
 
     /// Reads a machine as the oracle's `init(from:)` does, with `settings` (when given) in place of
     /// the persisted ones. The program is compiled from the persisted spec.
@@ -182,6 +190,7 @@ extension TimerSpec {
         workMs = try o.optionalInt64("work_ms")
         restMs = try o.optionalInt64("rest_ms")
         rounds = try o.optionalInt("rounds")
+        restUntilHR = try o.optional("rest_until_hr").map { v throws(PersistedMachineError) in try RecoveryRule(persisted: v, path: o.at("rest_until_hr")) }
         prepareMs = try o.optionalInt64("prepare_ms")
         sets = try o.optionalInt("sets")
         setRestMs = try o.optionalInt64("set_rest_ms")
@@ -216,7 +225,35 @@ extension Segment {
         let o = try PersistedReader(json, path: path)
         guard let kind = try o.rawValue("kind", as: SegmentKind.self) else { throw PersistedMachineError(path: o.at("kind"), problem: "missing") }
         self.init(kind: kind, durationMs: try o.optionalInt64("duration_ms"), label: try o.optionalString("label"),
-                  round: try o.int("round"), set: try o.int("set"))
+                  round: try o.int("round"), set: try o.int("set"),
+                  untilHR: try o.optional("until_hr").map { v throws(PersistedMachineError) in try RecoveryRule(persisted: v, path: o.at("until_hr")) })
+    }
+}
+
+extension RecoveryRule {
+    /// `{"below_bpm" | "below_pct_max", "max_ms", "min_ms", "who"}`.
+    init(persisted json: JSONValue, path: String) throws(PersistedMachineError) {
+        let o = try PersistedReader(json, path: path)
+        switch (try o.optionalInt("below_pct_max"), try o.optionalInt("below_bpm")) {
+        case (let percent?, nil): threshold = .percentOfMax(percent)
+        case (nil, let bpm?): threshold = .bpm(bpm)
+        case (nil, nil), (_?, _?): throw PersistedMachineError(path: path, problem: "expected one of below_pct_max and below_bpm")
+        }
+        let word = try o.string("who")
+        guard let who = Who(word: word) else { throw PersistedMachineError(path: o.at("who"), problem: "unknown value \"\(printable(word))\"") }
+        self.who = who
+        minMs = try o.int64("min_ms")
+        maxMs = try o.int64("max_ms")
+    }
+
+    func writePersisted(into w: inout JSONObjectWriter) {
+        w.object {
+            if case .bpm(let bpm) = threshold { $0.int("below_bpm", bpm) }
+            if case .percentOfMax(let percent) = threshold { $0.int("below_pct_max", percent) }
+            $0.int("max_ms", maxMs)
+            $0.int("min_ms", minMs)
+            $0.string("who", who.word)
+        }
     }
 }
 
@@ -262,7 +299,8 @@ extension TimerMachine.Run {
         let o = try PersistedReader(json, path: path)
         self.init(index: try o.int("index"), segmentStartMs: try o.int64("segmentStartMs"), durationMs: try o.optionalInt64("durationMs"),
                   startedAtMs: try o.int64("startedAtMs"), activeMs: try o.int64("activeMs"), activeSinceMs: try o.int64("activeSinceMs"),
-                  halfwayDone: try o.bool("halfwayDone"), overtime: try o.bool("overtime"), snoozed: try o.bool("snoozed"))
+                  halfwayDone: try o.bool("halfwayDone"), overtime: try o.bool("overtime"), snoozed: try o.bool("snoozed"),
+                  recoveredAtMs: try o.optionalInt64("recoveredAtMs"))
     }
 }
 
@@ -294,7 +332,7 @@ extension TimerMachine {
             $0.member("settings") { settings.write(into: &$0) }
             $0.member("spec") { spec.writePersisted(into: &$0) }
             $0.member("state") { state.write(into: &$0) }
-            $0.int("version", Int64(TimerMachine.codingVersion))
+            $0.int("version", Int64(persistedVersion))
         }
         return w.out
     }
@@ -333,6 +371,7 @@ extension TimerSpec {
             $0.int("prepare_ms", prepareMs)
             $0.string("preset", preset)
             $0.int("rest_ms", restMs)
+            if let restUntilHR { $0.member("rest_until_hr") { restUntilHR.writePersisted(into: &$0) } }
             $0.int("rounds", rounds)
             if let segments { $0.member("segments") { w in w.array(segments) { $1.write(into: &$0) } } }
             $0.int("set_rest_ms", setRestMs)
@@ -352,6 +391,7 @@ extension Segment {
             $0.string("label", label)
             $0.int("round", round)
             $0.int("set", set)
+            if let untilHR { $0.member("until_hr") { untilHR.writePersisted(into: &$0) } }
         }
     }
 }
@@ -383,6 +423,7 @@ extension TimerMachine.Run {
             $0.bool("halfwayDone", halfwayDone)
             $0.int("index", index)
             $0.bool("overtime", overtime)
+            $0.int("recoveredAtMs", recoveredAtMs)
             $0.int("segmentStartMs", segmentStartMs)
             $0.bool("snoozed", snoozed)
             $0.int("startedAtMs", startedAtMs)

@@ -53,6 +53,11 @@ extension TimerMachine {
                  totalRemainingMs: program.totalMs)
             if case .scheduled(let startAt) = state { snapshot.startAtMs = startAt }
             snapshot.nextPhase = nextPhase(after: 0)
+            if let rule = program.segments[0].untilHR {
+                snapshot.untilHR = rule
+                snapshot.restMaxMs = rule.maxMs
+                snapshot.restMinMs = rule.minMs
+            }
         case .running(let run):
             let segmentElapsed = now - run.segmentStartMs
             let remaining = run.overtime ? 0 : run.durationMs.map { max(0, $0 - segmentElapsed) }
@@ -65,6 +70,7 @@ extension TimerMachine {
             snapshot.overtime = run.overtime
             if run.overtime { snapshot.progress = 1 }
             snapshot.nextPhase = nextPhase(of: run)
+            fillRecovery(&snapshot, run)
         case .paused(let run, let pausedAt):
             let segmentElapsed = pausedAt - run.segmentStartMs
             let remaining = run.overtime ? 0 : run.durationMs.map { max(0, $0 - segmentElapsed) }
@@ -75,6 +81,7 @@ extension TimerMachine {
             snapshot.overtime = run.overtime
             if run.overtime { snapshot.progress = 1 }
             snapshot.nextPhase = nextPhase(of: run)
+            fillRecovery(&snapshot, run)
         case .expired(let run, _):
             fill(&snapshot, index: run.index, durationMs: run.durationMs, segmentElapsedMs: run.durationMs ?? 0,
                  remainingMs: 0, totalRemainingMs: 0)
@@ -92,6 +99,18 @@ extension TimerMachine {
             snapshot.overtime = ended.run?.overtime ?? false
         }
         return snapshot
+    }
+
+    /// `until_hr`, and the bounds of a rest waiting for recovery or the instant it recovered.
+    private func fillRecovery(_ snapshot: inout TimerSnapshot, _ run: Run) {
+        guard let rule = recoveryRule(of: run) else { return }
+        snapshot.untilHR = rule
+        if let recoveredAt = run.recoveredAtMs {
+            snapshot.recoveredAtMs = recoveredAt
+        } else if let max = run.durationMs {
+            snapshot.restMaxMs = max
+            snapshot.restMinMs = min(rule.minMs, max)
+        }
     }
 
     /// The phase the run enters when its segment ends by itself: nil on the last segment,

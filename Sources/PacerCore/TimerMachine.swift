@@ -85,6 +85,7 @@ public struct TimerMachine: Sendable, Equatable {
             run.segmentStartMs = shift(run.segmentStartMs)
             run.startedAtMs = shift(run.startedAtMs)
             run.activeSinceMs = shift(run.activeSinceMs)
+            run.recoveredAtMs = run.recoveredAtMs.map(shift)
             return run
         }
         switch state {
@@ -132,6 +133,9 @@ extension TimerMachine {
         var overtime = false
         /// A snooze segment after expiry.
         var snoozed = false
+        /// In a rest that ends on recovery: when recovery was declared (`recovered(at:now:)`).
+        /// Nil while the rest waits for it (timed by its max until then).
+        var recoveredAtMs: Millis? = nil
 
         /// When the current segment ends; nil when open-ended or in overtime.
         var endMs: Millis? {
@@ -208,6 +212,13 @@ extension TimerMachine {
     func dismissedState(_ run: Run, at instant: Millis) -> State {
         if spec.afterAck == .ready { return .idle }
         return .finished(Ended(atMs: instant, run: run, segmentElapsedMs: run.durationMs ?? 0, remainingMs: 0, reason: .autoDismissed))
+    }
+
+    /// The recovery rule of a run's segment, when it is a rest that ends on recovery (not in a
+    /// snooze or overtime).
+    func recoveryRule(of run: Run) -> RecoveryRule? {
+        guard !run.snoozed, !run.overtime else { return nil }
+        return program.segments[run.index].untilHR
     }
 
     /// The phase of a run's current segment.

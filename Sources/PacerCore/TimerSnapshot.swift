@@ -70,4 +70,15 @@ public struct TimerSnapshot: Sendable, Equatable {
     /// on the last segment (then the end expires or finishes, see `ack`), in overtime, in a
     /// snooze, and once the run is over (expired, finished, cancelled).
     public var nextPhase: Phase?
+    /// The rule of the current segment when it is a rest that ends on recovery (`until_hr`):
+    /// while it runs or is paused, and for an idle or scheduled timer whose first segment is one.
+    public var untilHR: RecoveryRule?
+    /// While such a rest waits for recovery: the longest it lasts (its max with adjustments; the
+    /// segment is timed by it, so `ends_at` is its end), and the shortest, from the segment's
+    /// start, pauses excluded.
+    public var restMaxMs: Millis?
+    public var restMinMs: Millis?
+    /// When such a rest recovered; its `ends_at` is then its real end (that instant, or the
+    /// rest's min when it recovered before).
+    public var recoveredAtMs: Millis?
 }

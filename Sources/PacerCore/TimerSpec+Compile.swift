@@ -25,14 +25,19 @@ extension TimerSpec {
         switch kind {
         case .interval: return try compileInterval()
         case .rest:
-            let duration = durationMs ?? 90_000
-            try checkDuration("duration", duration, minimum: 1000)
+            let segment: Segment
+            if let rule = restUntilHR {
+                if durationMs != nil { throw Self.bothError("duration") }
+                try rule.validate(field: "duration.\(RecoveryRule.key)")
+                segment = Segment(kind: .rest, durationMs: nil, label: exercise, untilHR: rule)
+            } else {
+                let duration = durationMs ?? 90_000
+                try checkDuration("duration", duration, minimum: 1000)
+                segment = Segment(kind: .rest, durationMs: duration, label: exercise)
+            }
             try checkLabel("exercise", exercise)
             try checkLabel("next", next)
-            return Program(
-                segments: [Segment(kind: .rest, durationMs: duration, label: exercise)],
-                rounds: 1, sets: 1, finalNextLabel: next
-            )
+            return Program(segments: [segment], rounds: 1, sets: 1, finalNextLabel: next)
         case .countdown:
             guard let duration = durationMs else {
                 throw SpecError(field: "duration", message: "duration is required for a countdown timer (like \"10m\" or \"00:10:00\")")
@@ -52,7 +57,15 @@ extension TimerSpec {
         }
     }
 
+    /// A duration given both as a time and as a recovery rule (only possible in code).
+    private static func bothError(_ field: String) -> SpecError {
+        SpecError(field: field, message: "\(field) takes a duration or {\"until_hr\": {...}}, not both")
+    }
+
     private func validateCommon() throws(SpecError) {
+        if restUntilHR != nil && kind != .interval && kind != .rest {
+            throw SpecError(field: "until_hr", message: "until_hr applies to the rests of an interval or rest timer, and to rest segments of a program")
+        }
         if let hrSource { try TextRules.check(hrSource, field: "hr_source", allowEmpty: false) }
         if let alertIntervalMs { try TimerSettings.validateAlertInterval(alertIntervalMs, field: "alert_interval") }
         if let autoDismissMs { try TimerSettings.validateAutoDismiss(autoDismissMs, field: "auto_dismiss") }
@@ -79,8 +92,15 @@ extension TimerSpec {
             throw SpecError(field: "work", message: "work is required for an interval timer (like \"40s\")")
         }
         try checkDuration("work", work, minimum: 1000)
-        let rest = restMs ?? 0
-        try checkDuration("rest", rest, minimum: 0)
+        let rest: Millis
+        if let rule = restUntilHR {
+            if restMs != nil { throw Self.bothError("rest") }
+            try rule.validate(field: "rest.\(RecoveryRule.key)")
+            rest = rule.maxMs
+        } else {
+            rest = restMs ?? 0
+            try checkDuration("rest", rest, minimum: 0)
+        }
         let prepare = prepareMs ?? 0
         try checkDuration("prepare", prepare, minimum: 0)
         let setRest = setRestMs ?? 0
@@ -129,12 +149,12 @@ extension TimerSpec {
                     let lastOfAll = lastOfSet && set == sets
                     if lastOfAll {
                         if !skipLastRest && rest > 0 {
-                            segments.append(Segment(kind: .rest, durationMs: rest, round: round, set: set))
+                            segments.append(Segment(kind: .rest, durationMs: rest, round: round, set: set, untilHR: restUntilHR))
                         }
                     } else if lastOfSet && setRest > 0 {
                         segments.append(Segment(kind: .setRest, durationMs: setRest, round: round, set: set))
                     } else if rest > 0 {
-                        segments.append(Segment(kind: .rest, durationMs: rest, round: round, set: set))
+                        segments.append(Segment(kind: .rest, durationMs: rest, round: round, set: set, untilHR: restUntilHR))
                     }
                 }
             }
@@ -154,6 +174,14 @@ extension TimerSpec {
         kept.reserveCapacity(segments.count)
         for (index, segment) in segments.enumerated() {
             let field = "segments[\(index)]"
+            if let rule = segment.untilHR {
+                let ruleField = "\(field).duration.\(RecoveryRule.key)"
+                guard segment.kind == .rest else {
+                    throw SpecError(field: ruleField, message: "\(ruleField): only a rest segment can end on recovery; give this \(segment.kind.rawValue) segment a duration like \"30s\"")
+                }
+                try rule.validate(field: ruleField)
+                if segment.durationMs != rule.maxMs { throw Self.bothError("\(field).duration") }
+            }
             if let duration = segment.durationMs {
                 try checkDuration("\(field).duration", duration, minimum: segment.kind.minimumMs)
             }

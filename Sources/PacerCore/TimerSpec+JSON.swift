@@ -104,7 +104,7 @@ extension TimerSpec {
         switch kind {
         case .interval:
             spec.workMs = try reader.duration("work")
-            spec.restMs = try reader.duration("rest")
+            (spec.restMs, spec.restUntilHR) = try reader.restLength("rest")
             spec.rounds = try reader.int("rounds")
             spec.prepareMs = try reader.duration("prepare")
             spec.sets = try reader.int("sets")
@@ -113,7 +113,9 @@ extension TimerSpec {
             spec.cooldownMs = try reader.duration("cooldown")
             if let skip = try reader.bool("skip_last_rest") { spec.skipLastRest = skip }
         case .rest:
-            if let duration = try reader.duration("duration") { spec.durationMs = duration }
+            let (duration, rule) = try reader.restLength("duration")
+            if let duration { spec.durationMs = duration }
+            if let rule { (spec.durationMs, spec.restUntilHR) = (nil, rule) }
             spec.exercise = try reader.string("exercise")
             spec.next = try reader.string("next")
         case .countdown:
@@ -158,6 +160,7 @@ extension TimerSpec {
         case .interval:
             put("work", duration: workMs)
             put("rest", duration: restMs)
+            if let restUntilHR { object["rest"] = restUntilHR.json }
             put("rounds", int: rounds)
             put("prepare", duration: prepareMs)
             put("sets", int: sets)
@@ -167,6 +170,7 @@ extension TimerSpec {
             object["skip_last_rest"] = .bool(skipLastRest)
         case .rest:
             put("duration", duration: durationMs)
+            if let restUntilHR { object["duration"] = restUntilHR.json }
             put("exercise", text: exercise)
             put("next", text: next)
         case .countdown:
@@ -183,10 +187,15 @@ extension TimerSpec {
 }
 
 extension Segment {
-    /// `{"kind","duration","label","round","set"}`; `duration` absent when open-ended.
+    /// `{"kind","duration","label","round","set"}`; `duration` absent when open-ended, and
+    /// `{"until_hr": {...}}` for a rest that ends on recovery.
     public var json: JSONValue {
         var object: [String: JSONValue] = ["kind": .string(kind.rawValue), "round": .int(round), "set": .int(set)]
-        if let durationMs { object["duration"] = .string(Durations.compact(durationMs)) }
+        if let untilHR {
+            object["duration"] = untilHR.json
+        } else if let durationMs {
+            object["duration"] = .string(Durations.compact(durationMs))
+        }
         if let label { object["label"] = .string(label) }
         return .object(object)
     }
@@ -209,12 +218,14 @@ extension Segment {
             throw SpecError(field: kindField, message: "\(kindField) must be one of \(SegmentKind.allCases.map(\.rawValue).joined(separator: ", ")), got \(kindValue)")
         }
         let reader = TimerSpec.Reader(members: members, prefix: field + ".")
+        let (duration, rule) = try reader.restLength("duration")
         self.init(
             kind: kind,
-            durationMs: try reader.duration("duration"),
+            durationMs: duration,
             label: try reader.string("label"),
             round: try reader.int("round") ?? 1,
-            set: try reader.int("set") ?? 1
+            set: try reader.int("set") ?? 1,
+            untilHR: rule
         )
     }
 }
@@ -233,6 +244,13 @@ extension TimerSpec {
         func duration(_ key: String) throws(SpecError) -> Millis? {
             guard let value = value(key) else { return nil }
             return try Durations.parse(value, field: prefix + key)
+        }
+
+        /// A rest's length: a duration, or `{"until_hr": {...}}` (a rest that ends on recovery).
+        func restLength(_ key: String) throws(SpecError) -> (Millis?, RecoveryRule?) {
+            guard let value = value(key) else { return (nil, nil) }
+            if case .object = value { return (nil, try RecoveryRule(json: value, field: prefix + key)) }
+            return (try Durations.parse(value, field: prefix + key), nil)
         }
 
         func int(_ key: String) throws(SpecError) -> Int? {

@@ -17,6 +17,9 @@ public struct TimerSpec: Sendable, Equatable {
     public var restMs: Millis?
     /// Default 1.
     public var rounds: Int?
+    /// interval: its rests end on recovery (`"rest": {"until_hr": {...}}`), `restMs` nil.
+    /// rest: its rest ends on recovery (`"duration": {"until_hr": {...}}`), `durationMs` nil.
+    public var restUntilHR: RecoveryRule?
     public var prepareMs: Millis?
     /// Default 1.
     public var sets: Int?
@@ -80,11 +83,12 @@ public struct TimerSpec: Sendable, Equatable {
     public static func interval(
         workMs: Millis, restMs: Millis = 0, rounds: Int = 1, prepareMs: Millis? = nil, sets: Int? = nil,
         setRestMs: Millis? = nil, exercises: [String]? = nil, cooldownMs: Millis? = nil, skipLastRest: Bool = true,
-        ack: Bool = false
+        ack: Bool = false, restUntilHR: RecoveryRule? = nil
     ) -> TimerSpec {
         var spec = TimerSpec(kind: .interval)
         spec.workMs = workMs
-        spec.restMs = restMs
+        spec.restMs = restUntilHR == nil ? restMs : nil
+        spec.restUntilHR = restUntilHR
         spec.rounds = rounds
         spec.prepareMs = prepareMs
         spec.sets = sets
@@ -96,10 +100,13 @@ public struct TimerSpec: Sendable, Equatable {
         return spec
     }
 
-    /// Gym rest timer (acknowledged by default).
-    public static func rest(durationMs: Millis = 90_000, exercise: String? = nil, next: String? = nil, ack: Bool = true) -> TimerSpec {
+    /// Gym rest timer (acknowledged by default); with `untilHR`, it ends on recovery.
+    public static func rest(
+        durationMs: Millis = 90_000, exercise: String? = nil, next: String? = nil, ack: Bool = true, untilHR: RecoveryRule? = nil
+    ) -> TimerSpec {
         var spec = TimerSpec(kind: .rest)
-        spec.durationMs = durationMs
+        spec.durationMs = untilHR == nil ? durationMs : nil
+        spec.restUntilHR = untilHR
         spec.exercise = exercise
         spec.next = next
         spec.ack = ack
@@ -129,6 +136,13 @@ public struct TimerSpec: Sendable, Equatable {
         spec.segments = segments
         spec.ack = ack
         return spec
+    }
+}
+
+extension TimerSpec {
+    /// Whether any rest of this spec ends on recovery (`until_hr`).
+    public var hasRecoveryRest: Bool {
+        restUntilHR != nil || (segments?.contains { $0.untilHR != nil } ?? false)
     }
 }
 

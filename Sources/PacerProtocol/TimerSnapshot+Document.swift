@@ -3,7 +3,9 @@ public import PacerCore
 extension TimerSnapshot {
     /// The retained state payload (the one writer of a snapshot): the members of
     /// ``WireField/ofState`` in sorted order, compact. `ends_at` (ISO 8601 UTC with ms) and
-    /// `ends_at_ms` are absent when not running; nullable fields are present as null. Written
+    /// `ends_at_ms` are absent when not running; a rest's that ends on recovery (`until_hr`, the
+    /// spec's rule, and `rest_max_ms` and `rest_min_ms` while it waits, `recovered_at_ms` once it
+    /// recovered) are absent in any other segment; nullable fields are present as null. Written
     /// member by member without building an object (a restart republishes every state).
     public var jsonBytes: [UInt8] {
         var w = JSONObjectWriter(capacity: 768)
@@ -30,8 +32,11 @@ extension TimerSnapshot {
             w.string(.phase, phase.rawValue)
             w.nullable(.preset, preset)
             w.number(.progress, progress)
+            if let recoveredAtMs { w.number(.recoveredAtMs, recoveredAtMs) }
             w.number(.remaining, remainingSeconds)
             w.number(.remainingMs, remainingMs)
+            if let restMaxMs { w.number(.restMaxMs, restMaxMs) }
+            if let restMinMs { w.number(.restMinMs, restMinMs) }
             w.number(.revision, Int64(revision))
             w.number(.round, Int64(round))
             w.number(.rounds, Int64(rounds))
@@ -50,6 +55,7 @@ extension TimerSnapshot {
             w.string(.status, status.rawValue)
             w.number(.totalProgress, totalProgress)
             w.number(.totalRemainingMs, totalRemainingMs)
+            if let untilHR { w.member(WireField.untilHR.rawValue) { $0.out += untilHR.ruleJSON.jsonBytes } }
         }
         return w.out
     }

@@ -39,6 +39,15 @@ public struct TimerState: Sendable, Equatable {
     public var hr: Int?
     public var hrZone: Int?
     public var revision: Int
+    /// In a rest that ends on recovery (`until_hr`): its rule; nil in any other segment, or when
+    /// this client cannot read it.
+    public var untilHR: RecoveryRule?
+    /// While that rest waits for recovery: the longest and shortest it lasts (`rest_max_ms`,
+    /// `rest_min_ms`); `ends_at_ms` is then the end of its longest.
+    public var restMaxMs: Millis?
+    public var restMinMs: Millis?
+    /// When that rest recovered (`recovered_at_ms`); `ends_at_ms` is then its real end.
+    public var recoveredAtMs: Millis?
 
     /// Reads a `state` snapshot (or a `list` reply's entry, which is a summary of one); nil
     /// when it is not one (an empty payload of a deleted timer, or a status this client does
@@ -68,6 +77,16 @@ public struct TimerState: Sendable, Equatable {
         hr = state[.hr]?.int
         hrZone = state[.hrZone]?.int
         revision = state[.revision]?.int ?? 0
+        untilHR = state[.untilHR].flatMap { try? RecoveryRule(json: .object([RecoveryRule.key: $0]), field: WireField.untilHR.rawValue) }
+        restMaxMs = state[.restMaxMs]?.int64
+        restMinMs = state[.restMinMs]?.int64
+        recoveredAtMs = state[.recoveredAtMs]?.int64
+    }
+
+    /// Whether the current rest waits for recovery: a display says "until recovered" and shows
+    /// the time to its longest (`≤ 1:30`) rather than a plain countdown.
+    public var waitsForRecovery: Bool {
+        untilHR != nil && recoveredAtMs == nil && (status == .running || status == .paused)
     }
 
     /// Whether the clock counts at this moment (else it shows the snapshot's value).

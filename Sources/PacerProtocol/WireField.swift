@@ -27,6 +27,8 @@ public enum WireField: String, Sendable, CaseIterable {
     case segment, segmentDurationMs = "segment_duration_ms", segmentElapsedMs = "segment_elapsed_ms"
     case segmentStartedAtMs = "segment_started_at_ms", segments, set, sets, startAt = "start_at", startAtMs = "start_at_ms"
     case startedAtMs = "started_at_ms", status, totalProgress = "total_progress", totalRemainingMs = "total_remaining_ms"
+    // A state's, in a rest that ends on recovery (`until_hr` holds the spec's rule).
+    case untilHR = "until_hr", restMaxMs = "rest_max_ms", restMinMs = "rest_min_ms", recoveredAtMs = "recovered_at_ms"
     // An event's.
     case type, dueMs = "due_ms", atMs = "at_ms", cue, lateMs = "late_ms", finishedAt = "finished_at"
     case finishedAtMs = "finished_at_ms", reason
@@ -35,12 +37,13 @@ public enum WireField: String, Sendable, CaseIterable {
     case clockSynchronized = "clock_synchronized", storage, path
 
     /// A timer's retained `state` (`TimerSnapshot.jsonBytes`; absent when they do not apply:
-    /// `ends_at`, `ends_at_ms`, `next_phase`, `segment_started_at_ms`, `start_at`, `start_at_ms`).
+    /// `ends_at`, `ends_at_ms`, `next_phase`, `segment_started_at_ms`, `start_at`, `start_at_ms`,
+    /// and a rest's that ends on recovery: `until_hr`, `rest_max_ms`, `rest_min_ms`, `recovered_at_ms`).
     public static let ofState: [WireField] = [
         .ack, .asOfMs, .countsUp, .display, .elapsedMs, .endsAt, .endsAtMs, .hr, .hrAgeMs, .hrZone, .id, .kind, .label,
-        .name, .nextLabel, .nextPhase, .overtime, .phase, .preset, .progress, .remaining, .remainingMs, .revision, .round,
-        .rounds, .segment, .segmentDurationMs, .segmentElapsedMs, .segmentStartedAtMs, .segments, .set, .sets, .startAt,
-        .startAtMs, .startedAtMs, .status, .totalProgress, .totalRemainingMs,
+        .name, .nextLabel, .nextPhase, .overtime, .phase, .preset, .progress, .recoveredAtMs, .remaining, .remainingMs,
+        .restMaxMs, .restMinMs, .revision, .round, .rounds, .segment, .segmentDurationMs, .segmentElapsedMs, .segmentStartedAtMs,
+        .segments, .set, .sets, .startAt, .startAtMs, .startedAtMs, .status, .totalProgress, .totalRemainingMs, .untilHR,
     ]
 
     /// A timer's event (`TimerEvent.json`): the first five always, the others when they apply.

@@ -48,7 +48,7 @@ extension TimerMachine: Codable {
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(TimerMachine.codingVersion, forKey: .version)
+        try container.encode(persistedVersion, forKey: .version)
         try container.encode(id, forKey: .id)
         try container.encode(name, forKey: .name)
         try container.encode(SpecRecord(spec), forKey: .spec)
@@ -68,14 +68,14 @@ extension FinishReason: Codable {}
 /// `TimerSpec`'s stored members, with synthesized `Codable`.
 struct SpecRecord: Codable {
     var kind: TimerKind
-    var workMs: Millis?, restMs: Millis?, rounds: Int?, prepareMs: Millis?, sets: Int?, setRestMs: Millis?
+    var workMs: Millis?, restMs: Millis?, restUntilHR: RecoveryRecord?, rounds: Int?, prepareMs: Millis?, sets: Int?, setRestMs: Millis?
     var exercises: [String]?, cooldownMs: Millis?, skipLastRest: Bool
     var durationMs: Millis?, exercise: String?, next: String?, label: String?, targetMs: Millis?
     var segments: [SegmentRecord]?, ack: Bool, afterAck: AfterAck?, hrSource: String?, classHR: Bool?
     var alertIntervalMs: Millis?, autoDismissMs: Millis?, cues: [Int]?, preset: String?
 
     enum CodingKeys: String, CodingKey {
-        case kind, workMs = "work_ms", restMs = "rest_ms", rounds, prepareMs = "prepare_ms", sets
+        case kind, workMs = "work_ms", restMs = "rest_ms", restUntilHR = "rest_until_hr", rounds, prepareMs = "prepare_ms", sets
         case setRestMs = "set_rest_ms", exercises, cooldownMs = "cooldown_ms", skipLastRest = "skip_last_rest"
         case durationMs = "duration_ms", exercise, next, label, targetMs = "target_ms", segments, ack
         case hrSource = "hr_source", classHR = "class_hr", alertIntervalMs = "alert_interval_ms", autoDismissMs = "auto_dismiss_ms", cues, preset
@@ -83,7 +83,7 @@ struct SpecRecord: Codable {
     }
 
     init(_ s: TimerSpec) {
-        kind = s.kind; workMs = s.workMs; restMs = s.restMs; rounds = s.rounds; prepareMs = s.prepareMs; sets = s.sets
+        kind = s.kind; workMs = s.workMs; restMs = s.restMs; restUntilHR = s.restUntilHR.map(RecoveryRecord.init); rounds = s.rounds; prepareMs = s.prepareMs; sets = s.sets
         setRestMs = s.setRestMs; exercises = s.exercises; cooldownMs = s.cooldownMs; skipLastRest = s.skipLastRest
         durationMs = s.durationMs; exercise = s.exercise; next = s.next; label = s.label; targetMs = s.targetMs
         segments = s.segments?.map(SegmentRecord.init); ack = s.ack; afterAck = s.afterAck; hrSource = s.hrSource; classHR = s.classHR
@@ -92,7 +92,7 @@ struct SpecRecord: Codable {
 
     var value: TimerSpec {
         var s = TimerSpec(kind: kind)
-        s.workMs = workMs; s.restMs = restMs; s.rounds = rounds; s.prepareMs = prepareMs; s.sets = sets
+        s.workMs = workMs; s.restMs = restMs; s.restUntilHR = restUntilHR?.value; s.rounds = rounds; s.prepareMs = prepareMs; s.sets = sets
         s.setRestMs = setRestMs; s.exercises = exercises; s.cooldownMs = cooldownMs; s.skipLastRest = skipLastRest
         s.durationMs = durationMs; s.exercise = exercise; s.next = next; s.label = label; s.targetMs = targetMs
         s.segments = segments?.map(\.value); s.ack = ack; s.afterAck = afterAck; s.hrSource = hrSource; s.classHR = classHR
@@ -103,14 +103,39 @@ struct SpecRecord: Codable {
 
 /// `Segment`'s stored members, with synthesized `Codable`.
 struct SegmentRecord: Codable {
-    var kind: SegmentKind, durationMs: Millis?, label: String?, round: Int, set: Int
+    var kind: SegmentKind, durationMs: Millis?, label: String?, round: Int, set: Int, untilHR: RecoveryRecord?
 
     enum CodingKeys: String, CodingKey {
-        case kind, durationMs = "duration_ms", label, round, set
+        case kind, durationMs = "duration_ms", label, round, set, untilHR = "until_hr"
     }
 
-    init(_ s: Segment) { kind = s.kind; durationMs = s.durationMs; label = s.label; round = s.round; set = s.set }
-    var value: Segment { Segment(kind: kind, durationMs: durationMs, label: label, round: round, set: set) }
+    init(_ s: Segment) {
+        kind = s.kind; durationMs = s.durationMs; label = s.label; round = s.round; set = s.set; untilHR = s.untilHR.map(RecoveryRecord.init)
+    }
+    var value: Segment { Segment(kind: kind, durationMs: durationMs, label: label, round: round, set: set, untilHR: untilHR?.value) }
+}
+
+/// `RecoveryRule`'s members, with synthesized `Codable`: one of the two thresholds, the bounds in
+/// ms, and `who` as its word.
+struct RecoveryRecord: Codable {
+    var belowBpm: Int?, belowPctMax: Int?, maxMs: Millis, minMs: Millis, who: String
+
+    enum CodingKeys: String, CodingKey {
+        case belowBpm = "below_bpm", belowPctMax = "below_pct_max", maxMs = "max_ms", minMs = "min_ms", who
+    }
+
+    init(_ r: RecoveryRule) {
+        switch r.threshold {
+        case .bpm(let bpm): belowBpm = bpm
+        case .percentOfMax(let percent): belowPctMax = percent
+        }
+        maxMs = r.maxMs; minMs = r.minMs; who = r.who.word
+    }
+
+    var value: RecoveryRule {
+        RecoveryRule(threshold: belowBpm.map { .bpm($0) } ?? .percentOfMax(belowPctMax ?? 0), who: RecoveryRule.Who(word: who) ?? .classAll,
+                     minMs: minMs, maxMs: maxMs)
+    }
 }
 
 /// `TimerSettings`' stored members; a member left out takes its default, so settings
@@ -139,16 +164,18 @@ struct SettingsRecord: Codable {
 /// `TimerMachine.Run`'s stored members, with synthesized `Codable`.
 struct RunRecord: Codable {
     var index: Int, segmentStartMs: Millis, durationMs: Millis?, startedAtMs: Millis, activeMs: Millis, activeSinceMs: Millis
-    var halfwayDone: Bool, overtime: Bool, snoozed: Bool
+    var halfwayDone: Bool, overtime: Bool, snoozed: Bool, recoveredAtMs: Millis?
 
     init(_ r: TimerMachine.Run) {
         index = r.index; segmentStartMs = r.segmentStartMs; durationMs = r.durationMs; startedAtMs = r.startedAtMs
         activeMs = r.activeMs; activeSinceMs = r.activeSinceMs; halfwayDone = r.halfwayDone; overtime = r.overtime; snoozed = r.snoozed
+        recoveredAtMs = r.recoveredAtMs
     }
 
     var value: TimerMachine.Run {
         TimerMachine.Run(index: index, segmentStartMs: segmentStartMs, durationMs: durationMs, startedAtMs: startedAtMs, activeMs: activeMs,
-                         activeSinceMs: activeSinceMs, halfwayDone: halfwayDone, overtime: overtime, snoozed: snoozed)
+                         activeSinceMs: activeSinceMs, halfwayDone: halfwayDone, overtime: overtime, snoozed: snoozed,
+                         recoveredAtMs: recoveredAtMs)
     }
 }
 

@@ -3,11 +3,23 @@ import PacerCore
 import PropertyBased
 import Testing
 
-/// One step of a random scenario: time passes, then maybe a command arrives.
+/// One step of a random scenario: time passes, then maybe a command arrives, or the node
+/// declares that the current rest recovered.
 struct Step: Sendable, CustomStringConvertible {
     var gapMs: Millis
     var operation: TimerOperation?
-    var description: String { "+\(gapMs)ms \(operation.map { "\($0)" } ?? "-")" }
+    /// The node's `recovered(at:now:)` instead of a command.
+    var recovers = false
+    var description: String { "+\(gapMs)ms \(recovers ? "recovered" : operation.map { "\($0)" } ?? "-")" }
+}
+
+extension TimerMachine {
+    /// The step's command or recovery at `now` (as of `at`); nil when the step has neither.
+    mutating func take(_ step: Step, now: Millis, at: Millis? = nil) -> Result<[TimerEvent], CommandError>? {
+        if step.recovers { return recovered(at: at ?? now, now: now) }
+        guard let operation = step.operation else { return nil }
+        return handle(TimerCommand(operation, at: at), now: now)
+    }
 }
 
 /// A random timer and a random life for it.
@@ -22,11 +34,18 @@ let propertySettings = TimerSettings(cues: [3, 2, 1], alertIntervalMs: 3_000, au
 
 enum Generators {
     /// Program segments of every kind, 1...25 s (sometimes with ms), sometimes open-ended.
+    /// Some rests end on recovery (max the duration, min 0 to 4 s).
     static let segment = zip(Gen.int(in: 0...6), Gen.int(in: 1...25), Gen.int(in: 0...999), Gen.int(in: 0...19)).map { raw -> Segment in
         let kind = SegmentKind.allCases[raw.0]
         let duration = Millis(raw.1) * 1000 + (raw.3 < 6 ? Millis(raw.2) : 0)
+        let rule = kind == .rest && raw.3 >= 14 ? recoveryRule(minMs: min(duration, Millis(raw.2 % 5) * 1000), maxMs: duration) : nil
         return Segment(kind: kind, durationMs: raw.3 == 0 ? nil : duration, label: raw.3 % 2 == 0 ? "L\(raw.1)" : nil,
-                       round: 1 + raw.2 % 3, set: 1)
+                       round: 1 + raw.2 % 3, set: 1, untilHR: rule)
+    }
+
+    static func recoveryRule(minMs: Millis, maxMs: Millis) -> RecoveryRule {
+        RecoveryRule(threshold: maxMs % 2 == 0 ? .bpm(120) : .percentOfMax(65), who: maxMs % 3 == 0 ? .athlete("alice") : .classAll,
+                     minMs: minMs, maxMs: maxMs)
     }
 
     /// Mostly explicit programs; sometimes a stopwatch, an interval or a countdown.
@@ -36,6 +55,11 @@ enum Generators {
         case 0: return .stopwatch(targetMs: seconds % 3 == 0 ? nil : Millis(seconds) * 1000)
         case 1: return .interval(workMs: Millis(seconds) * 1000, restMs: Millis(seconds % 7) * 1000, rounds: 1 + seconds % 4,
                                  prepareMs: seconds % 2 == 0 ? 5_000 : nil, ack: ack)
+        case 3:
+            return .interval(workMs: Millis(seconds) * 1000, rounds: 1 + seconds % 4, ack: ack,
+                             restUntilHR: recoveryRule(minMs: Millis(seconds % 5) * 1000, maxMs: Millis(5 + seconds % 7) * 1000))
+        case 4:
+            return .rest(exercise: "Bench", ack: ack, untilHR: recoveryRule(minMs: Millis(seconds % 3) * 1000, maxMs: Millis(seconds) * 1000 + 500))
         case 2:
             // Some acknowledged countdowns come back ready after the ack or the dismiss.
             var spec = TimerSpec.countdown(durationMs: Millis(seconds) * 1000 + 250, ack: ack)
@@ -65,9 +89,9 @@ enum Generators {
     }
 
     /// Gaps are mostly short (under the lag window), sometimes long (a restore).
-    static let step = zip(Gen.int(in: 0...22), Gen.int(in: 0...5), Gen.int(in: 0...4_000), Gen.int(in: -40...40)).map { raw -> Step in
+    static let step = zip(Gen.int(in: 0...24), Gen.int(in: 0...5), Gen.int(in: 0...4_000), Gen.int(in: -40...40)).map { raw -> Step in
         let gap = raw.1 == 0 ? Millis(raw.2) * 25 : Millis(raw.2)
-        return Step(gapMs: gap, operation: operation(raw.0, raw.3))
+        return Step(gapMs: gap, operation: operation(raw.0, raw.3), recovers: raw.0 == 13 || raw.0 == 14)
     }
 
     static let scenario = zip(spec, step.array(of: 1...40)).map { raw in Scenario(spec: raw.0, steps: raw.1) }
@@ -136,14 +160,14 @@ struct PropertyTests {
                 if previous.status == .paused && current.status == .paused {
                     #expect(current.elapsedMs == previous.elapsedMs && current.remainingMs == previous.remainingMs)
                 }
-                if let operation = step.operation {
-                    let before = m
-                    switch m.handle(TimerCommand(operation), now: now) {
-                    case .success(let events):
-                        take(events)
-                    case .failure:
-                        #expect(m == before)
-                    }
+                let before = m
+                switch m.take(step, now: now) {
+                case .success(let events)?:
+                    take(events)
+                case .failure?:
+                    #expect(m == before)
+                case nil:
+                    break
                 }
                 previous = m.snapshot(at: now)
                 checkSnapshotInvariants(previous)
@@ -159,22 +183,24 @@ struct PropertyTests {
             for (index, step) in scenario.steps.enumerated() {
                 now += step.gapMs
                 if index % 3 == 0 { _ = m.advance(to: now) }   // the node does not always wake up in between
-                guard let operation = step.operation else { continue }
+                guard step.operation != nil || step.recovers else { continue }
                 let before = m
-                let command = TimerCommand(operation, at: now + offsets[index])
+                // The instant of a command without a start_at, which `recovered` takes too.
+                let command = TimerCommand(step.recovers ? .pause : step.operation!, at: now + offsets[index])
                 let instant = m.effectiveInstant(of: command, now: now)
                 #expect(instant >= now - propertySettings.lagWindowMs && instant >= before.lastChangeMs)
                 #expect(instant <= max(now, before.lastChangeMs))
                 if before.lastChangeMs <= now + offsets[index] && offsets[index] >= -propertySettings.lagWindowMs && offsets[index] <= 0 {
                     #expect(instant == now + offsets[index])   // within the window: exactly `at`
                 }
-                switch m.handle(command, now: now) {
-                case .success(let events):
+                switch m.take(step, now: now, at: now + offsets[index]) {
+                case .success(let events)?:
                     #expect(events.map(\.dueMs) == events.map(\.dueMs).sorted(), "events out of order: \(events)")
                     #expect(events.allSatisfy { $0.atMs == now })
                     if !events.isEmpty { #expect(m.revision > before.revision) }
                     #expect(m.advancedToMs >= now)
-                case .failure:
+                    if step.recovers, let recovered = events.first(where: { $0.type == .recovered }) { #expect(recovered.dueMs == instant) }
+                case .failure?, nil:
                     #expect(m == before)
                 }
                 let s = m.snapshot(at: now)
@@ -224,9 +250,7 @@ struct PropertyTests {
                     pending += fine.advance(to: t)
                 }
                 let coarseEvents: [TimerEvent]
-                if let operation = step.operation {
-                    let a = fine.handle(TimerCommand(operation), now: target)
-                    let b = coarse.handle(TimerCommand(operation), now: target)
+                if step.operation != nil || step.recovers, let a = fine.take(step, now: target), let b = coarse.take(step, now: target) {
                     switch (a, b) {
                     case (.success(let fineEvents), .success(let events)):
                         pending += fineEvents
@@ -296,7 +320,7 @@ struct PropertyTests {
             for step in scenario.steps {
                 now += step.gapMs
                 _ = m.advance(to: now)
-                if let operation = step.operation { _ = m.handle(TimerCommand(operation), now: now) }
+                _ = m.take(step, now: now)
             }
             let before = m.snapshot(at: now)
             m.shiftAnchors(by: delta)
@@ -319,7 +343,7 @@ struct PropertyTests {
             for step in scenario.steps {
                 now += step.gapMs
                 _ = m.advance(to: now)
-                if let operation = step.operation { _ = m.handle(TimerCommand(operation), now: now) }
+                _ = m.take(step, now: now)
                 let data = try encoder.encode(m)
                 let back = try JSONDecoder().decode(TimerMachine.self, from: data)
                 #expect(back == m)

@@ -44,6 +44,31 @@ struct DocumentTests {
         #expect(text.contains("\"remaining_ms\":18000"))
     }
 
+    @Test("a rest that ends on recovery: the state says so, waiting and recovered; the event reads back")
+    func recoveryDocuments() throws {
+        var m = try machine(.interval(workMs: 20_000, rounds: 2,
+                                      restUntilHR: RecoveryRule(threshold: .percentOfMax(65), who: .classMedian, minMs: 20_000, maxMs: 90_000)))
+        _ = m.handle(TimerCommand(startNow), now: t0)
+        _ = m.advance(to: t0 + 20_000)
+        let waiting = m.snapshot(at: t0 + 30_000)
+        let text = String(decoding: waiting.jsonBytes, as: UTF8.self)
+        #expect(text.contains("\"rest_max_ms\":90000,\"rest_min_ms\":20000,\"revision\""))
+        #expect(text.hasSuffix("\"until_hr\":{\"below_pct_max\":65,\"max\":\"1m30s\",\"min\":\"20s\",\"who\":\"class_median\"}}"))
+        #expect(waiting.json["ends_at_ms"]?.int64 == t0 + 110_000 && waiting.json["recovered_at_ms"] == nil)
+        let state = try #require(TimerState(state: waiting.json))
+        #expect(state.waitsForRecovery && state.untilHR == waiting.untilHR && state.restMaxMs == 90_000 && state.restMinMs == 20_000)
+        let events = try m.recovered(at: t0 + 35_000, now: t0 + 35_000).get()
+        #expect(events.map(\.type) == [.recovered])
+        #expect(events[0].json == ["type": "recovered", "timer": "t1", "revision": .int(m.revision), "due_ms": .int(t0 + 35_000),
+                                   "at_ms": .int(t0 + 35_000), "phase": "rest", "round": 1, "set": 1])
+        #expect(TimerEvent(event: events[0].json) == events[0])
+        let recovered = try #require(TimerState(state: m.snapshot(at: t0 + 36_000).json))
+        #expect(!recovered.waitsForRecovery && recovered.recoveredAtMs == t0 + 35_000 && recovered.endsAtMs == t0 + 40_000)
+        #expect(recovered.restMaxMs == nil && recovered.untilHR != nil)
+        let work = try #require(TimerState(state: m.snapshot(at: t0 + 41_000).json))
+        #expect(work.untilHR == nil && work.recoveredAtMs == nil && work.phase == .work)
+    }
+
     @Test func eventJSON() throws {
         let event = TimerEvent(type: .phase, timer: "t1", revision: 7, dueMs: 1000, atMs: 1002, phase: .rest, label: nil, round: 3)
         #expect(event.json == ["type": "phase", "timer": "t1", "revision": 7, "due_ms": 1000, "at_ms": 1002, "phase": "rest", "round": 3])
@@ -60,6 +85,11 @@ struct DocumentTests {
         seen.formUnion(m.snapshot(at: t0).json.object!.keys)  // scheduled: start_at
         _ = m.advance(to: t0 + 6_000)
         seen.formUnion(m.snapshot(at: t0 + 6_000).json.object!.keys)  // running: ends_at, next_phase, segment_started_at_ms
+        var rest = try machine(.rest(untilHR: RecoveryRule(threshold: .bpm(120), minMs: 20_000, maxMs: 90_000)))
+        _ = rest.handle(TimerCommand(startNow), now: t0)
+        seen.formUnion(rest.snapshot(at: t0).json.object!.keys)  // waiting: until_hr, rest_max_ms, rest_min_ms
+        _ = rest.recovered(at: t0 + 10_000, now: t0 + 10_000)
+        seen.formUnion(rest.snapshot(at: t0 + 10_000).json.object!.keys)  // recovered before its min: recovered_at_ms
         #expect(seen == Set(WireField.ofState.map(\.rawValue)))
         #expect(m.snapshot(at: t0).listEntry.object.map { Set($0.keys) } == Set(WireField.ofListEntry.map(\.rawValue)))
         let every = TimerEvent(type: .finished, timer: "t1", revision: 1, dueMs: 0, atMs: 1, phase: .work, label: "a", round: 1, set: 1,
@@ -74,6 +104,7 @@ struct DocumentTests {
             ["kind": "countdown", "duration": "10m"],
             ["kind": "interval", "work": "40s", "rest": "20s", "rounds": 3, "exercises": ["Squat \"deep\"", "Row \\ 2"]],
             ["kind": "stopwatch", "target": "5s"],
+            ["kind": "interval", "work": "40s", "rest": ["until_hr": ["below_pct_max": 65, "who": "class_80pct", "max": "2m"]], "rounds": 3],
         ]
         let machines = try specs.map { try TimerMachine(id: "t1", name: "Timer t1", spec: TimerSpec(json: $0)) }
         await propertyCheck(count: 2_000, input: Gen.uint64().array(of: 1...60)) { choices in
@@ -107,6 +138,10 @@ struct DocumentTests {
                 snap.nextPhase = maybe(Phase.allCases[Int(random.next() % UInt64(Phase.allCases.count))])
                 snap.overtime = random.next() % 2 == 0
                 snap.ack = random.next() % 2 == 0
+                snap.untilHR = maybe(RecoveryRule(threshold: .bpm(120), who: .athlete("a\(random.next() % 9)"), maxMs: 60_000))
+                snap.restMaxMs = maybe(Millis(random.next() % 100_000))
+                snap.restMinMs = maybe(Millis(random.next() % 100_000))
+                snap.recoveredAtMs = maybe(at - Millis(random.next() % 100_000))
             }
             #expect(String(decoding: snap.jsonBytes, as: UTF8.self) == String(decoding: snap.json.jsonBytes, as: UTF8.self))
         }
