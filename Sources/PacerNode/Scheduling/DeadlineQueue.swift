@@ -26,6 +26,8 @@ enum DeadlineOwner: Hashable, Sendable {
     case display(String)
     /// The timetable's next decision (a class due, a grace running out; SchedulePart.swift).
     case schedule
+    /// A rest that waits for recovery began: its rule is judged at once (EngineMachine+Recovery.swift).
+    case recovery
 }
 
 /// One deadline queue for everything the node waits for (one scheduler for all timers:

@@ -57,6 +57,7 @@ extension EngineMachine {
             sound.prepare(program, ack: ack, into: &board.out)
         }
         heart.restoreProfiles(saved.athletesDocument)
+        noteRecoveryWaits(of: board.timers.ids, now: now)  // a rest that waited for recovery waits again
         heart.resumeClassRuns(now: now, timers: board.timers)
         // The speaker as it was left (muted for the night stays muted after a power cut).
         sound.load(saved.speakerDocument, into: &board.out)

@@ -133,6 +133,7 @@ extension EngineMachine {
             if output.follow.contains(.infoChanged) { info.publishThrottled(to: topics.info, now: now, linkUp: link.linkUp, on: &board) }
             if workoutsChanged && ok { library.publish(into: &board.out) }
         }
+        noteRecoveryWaits(output.changes, now: now)
         displays.written(ok: ok, linkUp: link.linkUp && !republishAll, on: &board)
         schedules.written(ok: ok, linkUp: link.linkUp && !republishAll, now: now, on: &board)
         if !republishAll {

@@ -178,6 +178,7 @@ struct EngineMachine {
             if link.retainedState(message, timer: id) { output.follow.insert(.settleOutbox) }
         } else {
             for id in heart.message(message, now: now, linkUp: link.linkUp, on: &board) { output.changes.timerChanged(id, events: []) }
+            checkRecovery(now: now, into: &output)  // a reading may end a rest that waits for recovery
         }
     }
 
@@ -191,7 +192,9 @@ struct EngineMachine {
             case .timer(let id): advanceTimer(id, now: now, into: &output)
             case .heartRate(let source):
                 for id in heart.sourceDeadline(source, now: now, on: &board) { output.changes.timerChanged(id, events: []) }
-            case .athlete(let id): heart.athleteDeadline(id, now: now, linkUp: link.linkUp, on: &board)
+            case .athlete(let id):
+                heart.athleteDeadline(id, now: now, linkUp: link.linkUp, on: &board)
+                checkRecovery(now: now, into: &output)  // a stale or gone strap no longer counts
             case .outbox: output.follow.insert(.settleOutbox)
             case .marks: output.follow.insert(.flushMarks)
             case .info: output.follow.insert(.infoChanged)
@@ -201,6 +204,7 @@ struct EngineMachine {
             case .cueAhead(let id): sound.announce(id, now: now, linkUp: link.linkUp, on: &board)
             case .display(let id): displays.fell(id)
             case .schedule: startClasses(now: now, into: &output)
+            case .recovery: checkRecovery(now: now, into: &output)
             }
         }
     }

@@ -17,6 +17,8 @@ struct HeartRatePart {
     private(set) var changedProfiles: Set<String> = []
     /// The runs of `class_hr` timers being recorded, by timer.
     private(set) var classRuns: [String: ClassRecorder] = [:]
+    /// Running timers whose rest waits for recovery (EngineMachine+Recovery.swift).
+    private(set) var waitingRecovery: Set<String> = []
     /// Class summaries written by the current input, published after its write.
     private var pendingSummaries: [(timer: String, payload: [UInt8])] = []
     /// The heart-rate settings a class run records with (staleness, zones, recovery, effort points).
@@ -96,6 +98,30 @@ struct HeartRatePart {
         athletes?.shiftTimes(by: delta)
         for id in classRuns.keys { classRuns[id]!.shiftTimes(by: delta) }
     }
+
+    // MARK: - Recovery
+
+    /// Every reading a recovery rule may look at: each present athlete's (fresh or not), and
+    /// each configured source's under its name (a single strap's rest).
+    func recoveryReadings(now: Millis) -> [RecoveryReading] {
+        var readings: [RecoveryReading] = []
+        if let athletes {
+            for id in athletes.present.keys.sorted() {
+                let reading = athletes.current(id, now: now)
+                readings.append(RecoveryReading(athlete: id, bpm: reading?.bpm, maxHR: athletes.maxHR(id), fresh: reading != nil))
+            }
+        }
+        for name in sourceNames {
+            let reading = monitor.current(name, now: now)
+            readings.append(RecoveryReading(athlete: name, bpm: reading?.bpm, maxHR: settings.maxHR, fresh: reading != nil))
+        }
+        return readings
+    }
+
+    /// A timer's rest now waits for recovery; false when it already did.
+    mutating func startWaiting(_ id: String) -> Bool { waitingRecovery.insert(id).inserted }
+
+    mutating func stopWaiting(_ id: String) { waitingRecovery.remove(id) }
 
     // MARK: - Athletes' readings
 

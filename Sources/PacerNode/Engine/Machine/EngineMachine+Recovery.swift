@@ -1,0 +1,46 @@
+import PacerCore
+
+/// Rests that end on recovery (`rest: {until_hr: …}`, docs/timer-core.md): the node judges the
+/// rule with the heart rate it holds and tells the timer (`TimerMachine.recovered`), like a
+/// command: the `recovered` event and the timer are written before anything is published, so a
+/// restore lands on the same instant.
+extension EngineMachine {
+    /// Judges each timer waiting for recovery with the readings now (a reading came, an athlete
+    /// went stale or left, a rest began); a rule that holds ends its rest (or, before its `min`,
+    /// ends it at `min`).
+    mutating func checkRecovery(now: Millis, into output: inout EngineOutput) {
+        guard !heart.waitingRecovery.isEmpty else { return }
+        let readings = heart.recoveryReadings(now: now)
+        for id in heart.waitingRecovery.sorted() {
+            guard let rule = board.timers.read(id, { $0.machine.snapshot(at: now).untilHR }) ?? nil else {
+                heart.stopWaiting(id)
+                continue
+            }
+            guard rule.tally(readings).holds,
+                  case .success(let events)? = board.timers.update(id, { $0.recovered(at: now, now: now) }) else { continue }
+            heart.stopWaiting(id)
+            output.changes.timerChanged(id, events: events)
+            schedule(id, now: now)
+        }
+    }
+
+    /// After a write: which changed timers now wait for recovery (their rule is judged at once,
+    /// at a `.recovery` deadline: it may hold already).
+    mutating func noteRecoveryWaits(_ changes: TimerChanges, now: Millis) {
+        for id in changes.deleted { heart.stopWaiting(id) }
+        noteRecoveryWaits(of: changes.timers, now: now)
+    }
+
+    /// Which of `ids` wait for recovery now (a restore looks at every timer).
+    mutating func noteRecoveryWaits(of ids: [String], now: Millis) {
+        var started = false
+        for id in ids {
+            let waits = board.timers.read(id) { entry -> Bool in
+                let snap = entry.machine.snapshot(at: now)
+                return snap.status == .running && snap.untilHR != nil && snap.recoveredAtMs == nil
+            } ?? false
+            if waits { started = heart.startWaiting(id) || started } else { heart.stopWaiting(id) }
+        }
+        if started { board.deadlines.set(.recovery, at: now) }
+    }
+}
