@@ -235,6 +235,17 @@ public struct CommandParser: Sendable {
                 throw ReplyError(.invalidArgument, "\"save_display\" needs \"type\" (awtrix or wled) and its settings, e.g. {\"action\":\"save_display\",\"display\":\"wall\",\"type\":\"awtrix\",\"prefix\":\"awtrix_gym\",\"timers\":[\"main\"]}")
             }
             return NodeCommand(requestID: requestID, at: at, ifRevision: ifRevision, request: .saveDisplay(id: id, settings: .object(settings)))
+        case (nil, .saveSchedule?):
+            guard case .object = o[.schedule] else {
+                throw ReplyError(.invalidArgument, "\"save_schedule\" needs \"schedule\": an object like {\"id\":\"hiit\",\"timer\":\"main\",\"preset\":\"tabata\",\"weekly\":[{\"days\":\"weekdays\",\"at\":[\"06:30\"]}]} (docs/schedules.md)")
+            }
+            return try command(.saveSchedule(schedule: o[.schedule]!), allowed: [.schedule])
+        case (nil, .deleteSchedule?):
+            return try command(.deleteSchedule(id: try Self.requireSchedule(o, action: action)), allowed: [.schedule])
+        case (nil, .skipNext?):
+            return try command(.skipNext(id: try Self.requireSchedule(o, action: action)), allowed: [.schedule])
+        case (nil, .listSchedules?):
+            return try command(.listSchedules, allowed: [])
         case (nil, .deleteDisplay?):
             return try command(.deleteDisplay(id: try Self.requireDisplay(o, action: action)), allowed: [.display])
         case (nil, .deleteWorkout?):
@@ -272,6 +283,17 @@ public struct CommandParser: Sendable {
         }
         do { try TimerMachine.validateID(id) } catch {
             throw ReplyError(.invalidArgument, "\"workout\" must be 1 to 64 characters of a-z, 0-9, '_' and '-', starting with a letter or digit; got \"\(printable(id, limit: 70, escapingQuotes: true))\"")
+        }
+        return id
+    }
+
+    /// A schedule's id (`"schedule"`): a timer id's rules.
+    static func requireSchedule(_ o: [String: JSONValue], action: String) throws(ReplyError) -> String {
+        guard let id = try optionalString(o, .schedule, maxLength: 200) else {
+            throw ReplyError(.invalidArgument, "\"\(action)\" needs \"schedule\": the schedule's id, e.g. {\"action\":\"\(action)\",\"schedule\":\"hiit\"}")
+        }
+        do { try TimerMachine.validateID(id) } catch {
+            throw ReplyError(.invalidArgument, "\"schedule\" must be 1 to 64 characters of a-z, 0-9, '_' and '-', starting with a letter or digit; got \"\(printable(id, limit: 70, escapingQuotes: true))\"")
         }
         return id
     }

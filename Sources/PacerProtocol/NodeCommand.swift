@@ -11,6 +11,9 @@ public enum NodeAction: String, Sendable, CaseIterable {
     case sound
     /// An AWTRIX clock or WLED light the node drives, kept on the node (beside the configuration's).
     case saveDisplay = "save_display", deleteDisplay = "delete_display"
+    /// The timetable: a schedule kept on the node (beside the configuration's), its next class
+    /// skipped, the schedules and the day's classes listed.
+    case saveSchedule = "save_schedule", deleteSchedule = "delete_schedule", skipNext = "skip_next", listSchedules = "list_schedules"
 
     /// Whether only the node's topic takes it: every one but `delete`, which a timer's topic
     /// takes too (as a word or as JSON).
@@ -18,7 +21,8 @@ public enum NodeAction: String, Sendable, CaseIterable {
     /// Whether it is about no timer, so it takes no `"timer"`.
     public var isNodeWide: Bool {
         switch self {
-        case .list, .time, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete, .sound, .saveDisplay, .deleteDisplay: true
+        case .list, .time, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete, .sound, .saveDisplay, .deleteDisplay,
+             .saveSchedule, .deleteSchedule, .skipNext, .listSchedules: true
         case .create, .delete, .history: false
         }
     }
@@ -43,6 +47,12 @@ public struct NodeCommand: Sendable, Equatable {
         /// (`type`, `prefix`, `timers`, ...; docs/displays.md), checked by the node.
         case saveDisplay(id: String, settings: JSONValue)
         case deleteDisplay(id: String)
+        /// Keeps `schedule` (its members as docs/schedules.md; checked by the node).
+        case saveSchedule(schedule: JSONValue)
+        case deleteSchedule(id: String)
+        /// Skips the next class of schedule `id`.
+        case skipNext(id: String)
+        case listSchedules
         /// Sets athlete `id`'s profile (the members left out are unset): name, `#rrggbb` colour, max HR.
         case setAthlete(id: String, name: String?, colour: String?, maxHR: Int?, leaderboard: Bool? = nil)
         /// Forgets athlete `id`'s profile (the configuration's, if any, applies again).
@@ -71,7 +81,8 @@ public struct NodeCommand: Sendable, Equatable {
         switch request {
         case .timer(let id, _, _, _), .create(let id, _, _), .delete(let id): id
         case .history(let timer, _, _): timer
-        case .list, .time, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete, .sound, .saveDisplay, .deleteDisplay: nil
+        case .list, .time, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete, .sound, .saveDisplay, .deleteDisplay,
+             .saveSchedule, .deleteSchedule, .skipNext, .listSchedules: nil
         }
     }
 }
@@ -90,6 +101,10 @@ extension NodeCommand {
         case .deleteWorkout: NodeAction.deleteWorkout.rawValue
         case .saveDisplay: NodeAction.saveDisplay.rawValue
         case .deleteDisplay: NodeAction.deleteDisplay.rawValue
+        case .saveSchedule: NodeAction.saveSchedule.rawValue
+        case .deleteSchedule: NodeAction.deleteSchedule.rawValue
+        case .skipNext: NodeAction.skipNext.rawValue
+        case .listSchedules: NodeAction.listSchedules.rawValue
         case .setAthlete: NodeAction.setAthlete.rawValue
         case .clearAthlete: NodeAction.clearAthlete.rawValue
         case .sound: NodeAction.sound.rawValue
@@ -101,7 +116,8 @@ extension NodeCommand {
     public var topicTimer: String? {
         switch request {
         case .timer(let id, _, _, _), .delete(let id): id
-        case .create, .list, .time, .history, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete, .sound, .saveDisplay, .deleteDisplay: nil
+        case .create, .list, .time, .history, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete, .sound, .saveDisplay, .deleteDisplay,
+             .saveSchedule, .deleteSchedule, .skipNext, .listSchedules: nil
         }
     }
 
@@ -160,6 +176,12 @@ extension NodeCommand {
             o[.display] = .string(id)
         case .deleteDisplay(let id):
             o[.display] = .string(id)
+        case .saveSchedule(let schedule):
+            o[.schedule] = schedule
+        case .deleteSchedule(let id), .skipNext(let id):
+            o[.schedule] = .string(id)
+        case .listSchedules:
+            break
         case .setAthlete(let id, let name, let colour, let maxHR, let leaderboard):
             o[.athlete] = .string(id)
             if let name { o[.name] = .string(name) }

@@ -20,6 +20,7 @@ public enum ReplyErrorCode: String, Sendable, CaseIterable {
     case unknownWorkout = "unknown_workout"
     case unknownAthlete = "unknown_athlete"
     case unknownDisplay = "unknown_display"
+    case unknownSchedule = "unknown_schedule"
 
     /// The code of a refusal of the core.
     public init(_ code: CommandError.Code) {

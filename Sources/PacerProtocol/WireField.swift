@@ -17,6 +17,8 @@ public enum WireField: String, Sendable, CaseIterable {
     case text, say, event, lang, durationMs = "duration_ms", leadMs = "lead_ms"
     // The displays' (`<base>/displays`; a display's own settings are docs/displays.md's).
     case displays, configured
+    // The timetable's (`<base>/timers/<id>/next`, `list_schedules`; a schedule's own members are docs/schedules.md's).
+    case schedule, schedules, classes, skipped
     // A reply's.
     case ok, error, code, message, revision, state, deleted, saved, cleared, timers, events, now, nowMs = "now_ms"
     case profile, athletes, present
@@ -67,7 +69,7 @@ public enum WireField: String, Sendable, CaseIterable {
     /// preset's own parameters beside them.
     public static let ofCommand: [WireField] = [
         .action, .id, .at, .ifRevision, .timer, .spec, .name, .restart, .startAt, .preset, .seconds, .rounds, .since, .limit,
-        .workout, .athlete, .colour, .maxHR, .leaderboard, .muted, .volume, .display,
+        .workout, .athlete, .colour, .maxHR, .leaderboard, .muted, .volume, .display, .schedule,
     ]
 
     /// A reply's (docs/API.md, "Replies"), by what answers: every reply `id` and `ok`; a refusal
@@ -80,6 +82,7 @@ public enum WireField: String, Sendable, CaseIterable {
     public static let ofReply: [WireField] = [
         .id, .ok, .error, .code, .message, .timer, .revision, .state, .deleted, .timers, .now, .nowMs, .events,
         .workout, .athlete, .saved, .cleared, .profile, .name, .colour, .maxHR, .athletes, .present,
+        .display, .schedule, .schedules, .classes, .skipped,
     ]
 
     /// The node's retained `info` (``NodeInfoDocument``); `storage` holds `ok`, `path` and `error`.

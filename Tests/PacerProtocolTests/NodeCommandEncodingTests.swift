@@ -12,7 +12,7 @@ struct NodeCommandEncodingTests {
         let id = ids.randomElement(using: &rng)!
         func name() -> String? { rng.chance(0.3) ? ["Main clock", "Küche ⏱", "Row 2"].randomElement(using: &rng)! : nil }
         let request: NodeCommand.Request
-        switch Int.random(in: 0..<14, using: &rng) {
+        switch Int.random(in: 0..<15, using: &rng) {
         case 0:
             let plain = TimerAction.allCases.compactMap(\.plainOperation)
             request = .timer(id: id, operation: plain.randomElement(using: &rng)!, spec: nil, name: nil)
@@ -50,6 +50,9 @@ struct NodeCommandEncodingTests {
             let seconds = rng.chance(0.6) ? Int.random(in: 1...ProtocolLimits.maxAdjustSeconds, using: &rng) : nil
             let rounds = seconds == nil || rng.chance(0.4) ? Int.random(in: 1...TimerSpec.maxRounds, using: &rng) : nil
             request = .timer(id: id, operation: .extend(seconds: seconds, rounds: rounds), spec: nil, name: nil)
+        case 13:
+            request = [.deleteSchedule(id: id), .skipNext(id: id), .listSchedules,
+                       .saveSchedule(schedule: ["id": .string(id), "timer": "main", "preset": "tabata"])].randomElement(using: &rng)!
         case 12:
             request = rng.chance(0.3) ? .deleteDisplay(id: id)
                 : .saveDisplay(id: id, settings: ["type": "awtrix", "prefix": "awtrix_gym", "timers": .array([.string(id)])])

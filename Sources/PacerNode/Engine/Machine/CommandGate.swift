@@ -114,8 +114,8 @@ struct CommandGate {
     /// Read-only requests are not kept for dedup (answering them again is harmless and current).
     static func isRecordable(_ request: NodeCommand.Request) -> Bool {
         switch request {
-        case .list, .time, .history: false
-        case .timer, .create, .delete, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete, .sound, .saveDisplay, .deleteDisplay: true
+        case .list, .time, .history, .listSchedules: false
+        case .timer, .create, .delete, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete, .sound, .saveDisplay, .deleteDisplay, .saveSchedule, .deleteSchedule, .skipNext: true
         }
     }
 

@@ -100,6 +100,14 @@ extension EngineMachine {
             return displays.save(id, settings: settings)
         case .deleteDisplay(let id):
             return displays.delete(id, into: &board.out)
+        case .saveSchedule(let schedule):
+            return schedules.save(schedule, presets: library.presets, now: now, on: &board)
+        case .deleteSchedule(let id):
+            return schedules.delete(id, now: now, on: &board)
+        case .skipNext(let id):
+            return schedules.skipNext(id, now: now)
+        case .listSchedules:
+            return .success(schedules.list(now: now))
         case .history:
             // With a store, `command` hands the read to the shell (`EngineEffect.history`).
             return .success(CommandResult(members: [WireField.events.rawValue: .array([])]))

@@ -16,6 +16,8 @@ struct RestoredState {
     var displaysDocument: String?
     /// The timetable's records: the classes decided (`meta`), if any.
     var schedulesDocument: String?
+    /// The schedules saved by command (`meta`), if any.
+    var savedSchedulesDocument: String?
     /// Request ids answered within the dedup window.
     var requests: [RequestRecord] = []
 }
@@ -36,7 +38,7 @@ extension EngineMachine {
         }
         library.load(saved.workoutsDocument)
         displays.load(saved.displaysDocument)
-        schedules.load(saved.schedulesDocument, now: now, on: &board)
+        schedules.load(saved.schedulesDocument, saved: saved.savedSchedulesDocument, presets: library.presets, now: now, on: &board)
         gate.restore(saved.requests)
         for timer in configuration.timers where !board.timers.contains(timer.id) {
             do {

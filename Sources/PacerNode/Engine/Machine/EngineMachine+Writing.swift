@@ -33,6 +33,7 @@ extension EngineMachine {
         }
         for id in output.changes.deleted { schedules.runEnded(id, at: now, now: now, on: &board) }
         batch.meta[SchedulePart.metaKey] = schedules.changedDocument
+        batch.meta[SchedulePart.savedKey] = schedules.changedSavedDocument
         batch.shiftRequestsMs = writes.upkeep.requestShiftMs
         batch.requests = output.requests
         // A connect's outbox check reads the store after this write: what the broker acknowledged
@@ -135,7 +136,7 @@ extension EngineMachine {
         }
         noteRecoveryWaits(output.changes, now: now)
         displays.written(ok: ok, linkUp: link.linkUp && !republishAll, on: &board)
-        schedules.written(ok: ok, linkUp: link.linkUp && !republishAll, now: now, on: &board)
+        schedules.written(ok: ok, linkUp: link.linkUp && !republishAll, now: now, presets: library.presets, on: &board)
         if !republishAll {
             displays.publish(output.changes, linkUp: link.linkUp, backlogged: link.backlogged, now: now, heart: heart, on: &board)
         }

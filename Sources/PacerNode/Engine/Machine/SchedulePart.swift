@@ -10,6 +10,10 @@ import PacerSchedule
 /// publishes each target timer's next class, retained, on `<base>/timers/<id>/next`.
 struct SchedulePart {
     private(set) var planner: SchedulePlanner
+    /// The configuration's schedules (changed in its file only).
+    let configured: [Schedule]
+    /// The schedules saved by command (`save_schedule`), each as read (canonical), by id.
+    private(set) var saved = Staged([String: JSONValue]())
     /// Records decided by the input being handled: written with it, then committed.
     private var pending: [ScheduleRecord] = []
     /// The next classes changed: publish them after the write.
@@ -17,10 +21,12 @@ struct SchedulePart {
     let topics: Topics
     let logger: Logger
 
-    /// The `meta` key of the schedules' records.
+    /// The `meta` key of the schedules' records, and of the schedules saved by command.
     static let metaKey = "schedule_records"
+    static let savedKey = "schedules"
 
     init(configuration: NodeConfiguration, topics: Topics, logger: Logger) {
+        configured = configuration.schedules
         planner = SchedulePlanner(schedules: configuration.schedules, records: [], defaultZone: configuration.scheduleZone)
         self.topics = topics
         self.logger = logger
@@ -32,12 +38,122 @@ struct SchedulePart {
     /// The timers schedules start.
     var targets: Set<String> { Set(planner.schedules.values.map(\.timer)) }
 
-    /// A restart: the records written before (a class decided then is never decided again).
-    mutating func load(_ document: String?, now: Millis, on board: inout Board) {
-        guard !isEmpty else { return }
+    /// A restart: the schedules saved by command and the records written before (a class
+    /// decided then is never decided again). A saved schedule that no longer reads is left out,
+    /// said in the log.
+    mutating func load(_ document: String?, saved savedDocument: String?, presets: [String: JSONValue], now: Millis, on board: inout Board) {
+        var kept: [String: JSONValue] = [:]
+        for entry in savedDocument.flatMap({ JSONCoding.decode(Array($0.utf8))?[.schedules]?.array }) ?? [] {
+            switch Schedule.parse(entry, key: "schedule", presets: presets) {
+            case .success(let schedule) where !configured.contains(where: { $0.id == schedule.id }): kept[schedule.id] = schedule.json
+            case .success(let schedule):
+                logger.notice("a saved schedule has the id of one in the configuration, which wins", metadata: ["schedule": "\(schedule.id)"])
+            case .failure(let error):
+                logger.error("a saved schedule could not be read and is left out", metadata: ["error": "\(error)"])
+            }
+        }
+        saved.load(kept)
         let records = document.flatMap { JSONCoding.decode(Array($0.utf8))?["records"]?.array }?.compactMap(ScheduleRecord.init(json:)) ?? []
-        planner = SchedulePlanner(schedules: Array(planner.schedules.values), records: records, defaultZone: planner.defaultZone)
-        board.deadlines.set(.schedule, at: now)  // what fell due while the node was down is decided first
+        rebuild(records: records, presets: presets)
+        if !isEmpty { board.deadlines.set(.schedule, at: now) }  // what fell due while the node was down is decided first
+    }
+
+    /// The planner again from the configuration's schedules, the saved ones and `records`.
+    private mutating func rebuild(records: [ScheduleRecord], presets: [String: JSONValue]) {
+        let extra = saved.value.keys.sorted().compactMap { try? Schedule.parse(saved.value[$0]!, key: "schedule", presets: presets).get() }
+        planner = SchedulePlanner(schedules: configured + extra, records: records, defaultZone: planner.defaultZone)
+    }
+
+    // MARK: - Commands
+
+    /// `save_schedule`: checked by PacerSchedule's rules (the message names the member), kept
+    /// (replacing one of that id) and planned at once.
+    mutating func save(_ json: JSONValue, presets: [String: JSONValue], now: Millis, on board: inout Board) -> Result<CommandResult, ReplyError> {
+        let schedule: Schedule
+        switch Schedule.parse(json, key: "schedule", presets: presets) {
+        case .success(let parsed): schedule = parsed
+        case .failure(let error):
+            return .failure(.init(.invalidArgument, (error.problems.first?.description ?? "\(error)") + "; nothing changed (docs/schedules.md)"))
+        }
+        if configured.contains(where: { $0.id == schedule.id }) {
+            return .failure(.init(.invalidArgument, "'\(schedule.id)' is a schedule of the node's configuration; change it in its file, or save this one under another id"))
+        }
+        if saved.value[schedule.id] == nil && planner.schedules.count >= ScheduleLimits.maxSchedules {
+            return .failure(.init(.invalidArgument, "the node keeps at most \(ScheduleLimits.maxSchedules) schedules; delete one first"))
+        }
+        saved.change { $0[schedule.id] = schedule.json }
+        planner.save(schedule)
+        board.deadlines.set(.schedule, at: now)
+        nextChanged = true
+        var members: [String: JSONValue] = [:]
+        members[.schedule] = .string(schedule.id)
+        members[.saved] = .bool(true)
+        return .success(CommandResult(members: members))
+    }
+
+    /// `delete_schedule`: forgotten; its timer's next class changes.
+    mutating func delete(_ id: String, now: Millis, on board: inout Board) -> Result<CommandResult, ReplyError> {
+        guard saved.value[id] != nil else {
+            if configured.contains(where: { $0.id == id }) {
+                return .failure(.init(.invalidArgument, "'\(id)' is a schedule of the node's configuration; remove it from its file"))
+            }
+            return .failure(unknown(id))
+        }
+        saved.change { $0[id] = nil }
+        _ = planner.remove(id)
+        board.deadlines.set(.schedule, at: now)
+        nextChanged = true
+        var members: [String: JSONValue] = [:]
+        members[.schedule] = .string(id)
+        members[.deleted] = .bool(true)
+        return .success(CommandResult(members: members))
+    }
+
+    /// `skip_next`: the schedule's next class is skipped (a decision written like the others).
+    mutating func skipNext(_ id: String, now: Millis) -> Result<CommandResult, ReplyError> {
+        switch planner.skipNext(schedule: id, now: now) {
+        case .success(let decision):
+            pending.append(decision.record)
+            nextChanged = true
+            var members: [String: JSONValue] = [:]
+            members[.schedule] = .string(id)
+            members[.skipped] = .bool(true)
+            members[.startAtMs] = .int(decision.occurrence.instant)
+            members[.startAt] = .string(iso8601(ms: decision.occurrence.instant))
+            return .success(CommandResult(members: members))
+        case .failure(.unknownSchedule): return .failure(unknown(id))
+        case .failure(.noNextClass): return .failure(.init(.invalidState, "schedule '\(id)' has no class ahead (it is off, or its classes are over)"))
+        case .failure(.loopRunning):
+            return .failure(.init(.invalidState, "schedule '\(id)' runs again after each run ends: its next class is planned when the run under way ends"))
+        }
+    }
+
+    /// `list_schedules`: every schedule (`schedules`, each with `source`: configuration or
+    /// command) and today's classes in the node's zone (`classes`, with their status).
+    mutating func list(now: Millis) -> CommandResult {
+        let savedIDs = Set(saved.value.keys)
+        var members: [String: JSONValue] = [:]
+        members[.schedules] = .array(planner.schedules.keys.sorted().compactMap { id in
+            guard case .object(var o)? = planner.schedules[id]?.json else { return nil }
+            o["source"] = .string(savedIDs.contains(id) ? "command" : "configuration")
+            return .object(o)
+        })
+        let today = planner.defaultZone.date(now)
+        members[.classes] = SchedulePlanner.DayEntry.document(date: today, zone: planner.defaultZone.identifier,
+                                                              entries: planner.day(today, now: now))
+        return CommandResult(members: members)
+    }
+
+    private func unknown(_ id: String) -> ReplyError {
+        let known = planner.schedules.keys.sorted()
+        return .init(.unknownSchedule, "there is no schedule '\(id)'" + (known.isEmpty ? "" : "; the node has: \(known.prefix(20).joined(separator: ", "))"))
+    }
+
+    /// The write of an input that changed the saved schedules: their document for `meta`.
+    var changedSavedDocument: String? {
+        guard saved.isChanged else { return nil }
+        let list = saved.value.keys.sorted().compactMap { saved.value[$0] }
+        return String(decoding: JSONValue.object([WireField.schedules.rawValue: .array(list)]).jsonBytes, as: UTF8.self)
     }
 
     /// Plans at `now`: the decisions due (their records pending until the write), and the next
@@ -85,10 +201,16 @@ struct SchedulePart {
 
     /// After the write: the decisions stand (committed), or a failed write leaves them to be
     /// decided again by the next plan; then the next classes are published when they changed.
-    mutating func written(ok: Bool, linkUp: Bool, now: Millis, on board: inout Board) {
+    mutating func written(ok: Bool, linkUp: Bool, now: Millis, presets: [String: JSONValue], on board: inout Board) {
         if ok, !pending.isEmpty { planner.commit(pending) }
         if !ok, !pending.isEmpty { board.deadlines.set(.schedule, at: now) }
         pending = []
+        if saved.isChanged {
+            if ok { saved.settle() } else {
+                saved.undo()
+                rebuild(records: Array(planner.records.values), presets: presets)
+            }
+        }
         guard nextChanged, linkUp else { return }
         nextChanged = false
         publishNext(now: now, into: &board.out)

@@ -59,6 +59,7 @@ extension NodeEngine {
             saved.speakerDocument = try store.meta(Speaker.metaKey)
             saved.displaysDocument = try store.meta(DisplayPart.metaKey)
             saved.schedulesDocument = try store.meta(SchedulePart.metaKey)
+            saved.savedSchedulesDocument = try store.meta(SchedulePart.savedKey)
             saved.requests = try store.loadRequests(sinceMs: now - configuration.limits.dedupWindowMs)
         } catch {
             logger.error("could not read the saved timers; starting without them", metadata: ["error": "\(error)"])

@@ -78,4 +78,48 @@ struct EngineScheduleTests {
             if starts { #expect(record?["late_ms"] == 180_000) }
         }
     }
+
+    @Test("by command: save_schedule (checked, written, planned at once), list_schedules, skip_next (written), delete_schedule; a bad one names its member")
+    func commands() throws {
+        var m = try M.machine("time_zone: UTC\n", hasStore: true)
+        M.restore(&m, at: Self.t0)
+        M.step(&m, .connection(.connected(sessionPresent: false)), at: Self.t0, result: { _ in .success(StoreCommit()) })
+        let schedule: JSONValue = ["id": "spin", "name": "Spin", "timer": "bike", "preset": "tabata",
+                                   "weekly": [["days": "daily", "at": ["06:00", "07:00"]]]]
+        let (saved, savedEffects) = M.step(&m, M.command(["action": "save_schedule", "schedule": schedule]), at: Self.t0,
+                                           result: { _ in .success(StoreCommit()) })
+        #expect(saved.meta[SchedulePart.savedKey].flatMap { JSONCoding.decode(Array($0.utf8)) }?["schedules"]?.array?.first?["id"] == "spin")
+        #expect(M.published(savedEffects).last?.json?["ok"] == true)
+        let (_, planned) = M.step(&m, .deadline, at: Self.t0, result: { _ in .success(StoreCommit()) })
+        let next = M.published(planned).last { $0.topic == "\(M.base)/timers/bike/next" }?.json
+        #expect(next?["local_time"] == "06:00" && next?["name"] == "Spin", "\(String(describing: next))")
+
+        let (_, listed) = M.step(&m, M.command(["action": "list_schedules"]), at: Self.t0 + 1)
+        let reply = try #require(M.published(listed).last?.json)
+        #expect(reply["schedules"]?.array?.first?["source"] == "command")
+        #expect(reply["classes"]?["classes"]?.array?.count == 2, "\(reply)")
+
+        let (skipped, skipEffects) = M.step(&m, M.command(["action": "skip_next", "schedule": "spin"]), at: Self.t0 + 2,
+                                            result: { _ in .success(StoreCommit()) })
+        #expect(skipped.meta[SchedulePart.metaKey].flatMap { JSONCoding.decode(Array($0.utf8)) }?["records"]?.array?.first?["outcome"] == "skipped")
+        #expect(M.published(skipEffects).last { $0.topic == "\(M.base)/timers/bike/next" }?.json?["local_time"] == "07:00")
+        // 06:00 comes and nothing starts.
+        var started = false
+        while let deadline = m.nextDeadline(), deadline <= Self.t0 + 120_000 {
+            started = started || M.step(&m, .deadline, at: deadline, result: { _ in .success(StoreCommit()) }).0.appendEvents.contains { $0.type == "started" }
+        }
+        #expect(!started, "the skipped class started")
+
+        let bad: JSONValue = ["id": "spin2", "timer": "bike", "preset": "tabata", "weekly": [["days": "daily", "at": ["25:00"]]]]
+        let (badBatch, badEffects) = M.step(&m, M.command(["action": "save_schedule", "schedule": bad]), at: Self.t0 + 130_000)
+        #expect(badBatch.meta.isEmpty)
+        let error = try #require(M.published(badEffects).last?.json?["error"])
+        #expect(error["code"] == "invalid_argument" && error["message"]?.string?.contains("schedule.weekly[0].at") == true, "\(error)")
+
+        let (deleted, _) = M.step(&m, M.command(["action": "delete_schedule", "schedule": "spin"]), at: Self.t0 + 140_000,
+                                  result: { _ in .success(StoreCommit()) })
+        #expect(deleted.meta[SchedulePart.savedKey].flatMap { JSONCoding.decode(Array($0.utf8)) }?["schedules"]?.array?.isEmpty == true)
+        let (_, unknown) = M.step(&m, M.command(["action": "delete_schedule", "schedule": "spin"]), at: Self.t0 + 150_000)
+        #expect(M.published(unknown).last?.json?["error"]?["code"] == "unknown_schedule")
+    }
 }
