@@ -102,8 +102,9 @@ def node_left(timer):
 
 import re  # noqa: E402
 
-reply, _ = ask("start tabata on the main clock")
-st = wait_for("Tabata running on main", lambda: (lambda s: s if s["status"] == "running" and s.get("preset") == "tabata" else None)(node_state("main")), timeout=10)
+reply, response = ask("start tabata on the main clock")
+print(f"Assist's answer: {json.dumps(response)[:1500]}", flush=True)
+st = wait_for(f"Tabata running on main (Assist said {reply!r})", lambda: (lambda s: s if s["status"] == "running" and s.get("preset") == "tabata" else None)(node_state("main")), timeout=10)
 if not reply.startswith("Main clock: ") or said_seconds(reply) is None:
     fail(f"'start tabata on the main clock' answered {reply!r}")
 print(f"'start tabata on the main clock' → node runs {st.get('preset')} ({st['phase']}); Assist: {reply!r}", flush=True)
