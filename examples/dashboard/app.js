@@ -3,8 +3,9 @@
 // offset), the single big clock (single.js) or the grid of all timers (grid.js), flipped at
 // their exact instants, the controls (controls.js), the set-up sheet (setup.js), sign-in
 // (signin.js), the footer (footer.js), this screen's sound and flash (soundflash.js) at the
-// cues' instants (cues.js), and the phone's lock screen, vibration, notifications and wake
-// lock (phone.js). Each part owns its state; this file hands each the others it needs.
+// cues' instants (cues.js), the node's spoken cues said by the browser (speech.js), and the
+// phone's lock screen, vibration, notifications and wake lock (phone.js). Each part owns its
+// state; this file hands each the others it needs.
 // Logic without the DOM is tested in Node (Tests/page/). See docs/dashboard.md.
 // ES modules, no build step: index.html loads this file with <script type="module">, and a
 // browser runs modules only when the server sends a JavaScript Content-Type (lighttpd does:
@@ -20,6 +21,7 @@ import { createSetup } from "./setup.js";
 import { createSignIn } from "./signin.js";
 import { createFooter } from "./footer.js";
 import { createSoundFlash } from "./soundflash.js";
+import { SpokenCues } from "./speech.js";
 import { createPhone } from "./phone.js";
 import { createBanner, confirmDialog, wireDialogCloses, $ } from "./ui.js";
 
@@ -34,7 +36,7 @@ const localNow = () => performance.timeOrigin + performance.now();
 const forTimer = (id) => cfg.timer == null || cfg.timer === id;
 
 const banner = createBanner($("banner"));
-const conn = new Connection({ cfg, localNow, hooks: { render, base: onBase, change: onChange, synced: (moved) => cues.synced(moved, conn.node.timers) } });
+const conn = new Connection({ cfg, localNow, hooks: { render, base: onBase, change: onChange, synced } });
 /** What a timer shows now, with this page's connection and the node's clock. */
 const view = (st) => viewOf(st, { brokerUp: conn.brokerUp, nodeOnline: conn.node.online, now: conn.nodeNow() });
 /** The query of a link to this page with `over` changed (the node named when found). */
@@ -42,6 +44,9 @@ const link = (over) => linkParams(pageSearch(location.search, location.href), ov
 
 const sinks = createSoundFlash({ cfg, localNow });
 const cues = new Cues({ sinks: [sinks.sound, sinks.flash], cues: cfg.cues, offset: () => conn.clock.offset, localNow, forTimer });
+const spoken = new SpokenCues({ speech: sinks.speech, sound: sinks.sound, offset: () => conn.clock.offset, forTimer });
+sinks.sound.quiet = (timer, dueLocal) => spoken.speaks(timer, dueLocal); // a spoken cue does not beep
+sinks.speech.onSpeak = showSaid;
 const setup = createSetup({ cfg, conn, confirm: confirmDialog, banner, go, render, predict: (id, st) => cues.predict(id, st) });
 const controls = createControls({ cfg, conn, banner, confirm: confirmDialog, go, render, openSetup: setup.open, forgetForm: setup.forget });
 const single = createSingle({ cfg, conn, view });
@@ -64,7 +69,8 @@ const app = {
   get sw() { return sw; }, get notes() { return phone.notes; }, get vibrations() { return phone.vibrations; },
 };
 window.pacerDashboard = {
-  app, cfg, legacy, conn, cues, sound: sinks.sound, flash: sinks.flash, media: phone.media, wake: phone.wake, setup: setup.state,
+  app, cfg, legacy, conn, cues, sound: sinks.sound, flash: sinks.flash, speech: sinks.speech, spoken,
+  media: phone.media, wake: phone.wake, setup: setup.state,
   localNow, nodeNow: () => conn.nodeNow(), go,
 };
 
@@ -72,20 +78,38 @@ window.pacerDashboard = {
 
 function onBase() { footer.renderHome(); footer.renderClassLink(); }
 
+/** A round of clock requests ended: the foreseen cues, and those still to say, move with the offset. */
+function synced(moved) {
+  cues.synced(moved, conn.node.timers);
+  if (moved) spoken.synced();
+}
+
+/** The words being said, written on the screen for as long as they take (about 350 ms a word, 2 s at least). */
+let saidTimer = null;
+function showSaid(e) {
+  const el = $("said");
+  el.textContent = e.text;
+  el.classList.add("on");
+  clearTimeout(saidTimer);
+  saidTimer = setTimeout(() => el.classList.remove("on"), Math.max(2000, 350 * e.text.split(/\s+/).length));
+}
+
 function onChange(c) {
   switch (c.what) {
     case "info": setup.renderChoices(); footer.renderClassLink(); render(); break;
     case "workouts": setup.renderChoices(); break;
     case "sound": footer.renderSpeaker(); break;
     case "athletes": footer.renderClassLink(); break;
-    case "gone": cues.forget(c.timer); render(); break;
+    case "gone": cues.forget(c.timer); spoken.forget(c.timer); render(); break;
     case "state": cues.predict(c.timer, c.state); render(); break;
     case "event": {
       const before = conn.node.noteEvent(c.timer, c.event);
       phone.noticeEvent(c.timer, c.event, before);
       cues.event(c.timer, c.event);
+      spoken.event(c.timer, c.event);
       break;
     }
+    case "say": spoken.cue(c.timer, c.say); break;
     default: break;
   }
 }

@@ -17,8 +17,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * in epoch ms, `Client` mqtt.js's (a stand-in in tests).
  * hooks (each optional): `render()` (anything shown may have changed), `base(base)` (the node
  * is known), `change(c)` (a nodestate.js change: info, workouts, sound, athletes, state, gone,
- * event), `synced(moved)` (a round of clock requests ended with an answer; `moved`: the offset
- * moved by more than half a millisecond).
+ * event, say), `synced(moved)` (a round of clock requests ended with an answer; `moved`: the
+ * offset moved by more than half a millisecond).
  */
 class Connection {
   constructor(o) {
@@ -76,7 +76,8 @@ class Connection {
   setBase(base) {
     this.node.base = base;
     this.syncVia = null;
-    const subs = [base + "/status", base + "/info", base + "/workouts", base + "/sound", base + "/athletes", base + "/timers/+/state", base + "/timers/+/event", base + "/reply", this.replyTopic()];
+    const subs = [base + "/status", base + "/info", base + "/workouts", base + "/sound", base + "/athletes", base + "/timers/+/state", base + "/timers/+/event",
+      base + "/timers/+/say", base + "/cue_ahead", base + "/reply", this.replyTopic()];
     this.client.subscribe(subs, 1);
     if (this.client.connected) this.resync();
     if (this.hooks.base) this.hooks.base(base);

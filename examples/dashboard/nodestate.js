@@ -2,11 +2,13 @@
 // base, with no DOM and no MQTT: online or not (`status`), its `info`, the saved workouts
 // (`workouts`), its speaker (`sound`), its class (`athletes`), each timer's latest retained
 // `state` (an older revision never goes back) and the phase each timer was in before its
-// latest event (for the notifications). connection.js feeds it the messages and says what
+// latest event (for the notifications); the spoken cues (a timer's `say`, `cue_ahead`) pass
+// through, read by speech.js. connection.js feeds it the messages and says what
 // changed to the page; Tests/page/nodestate.test.mjs tests this very file in Node against
 // the protocol's examples.
 import { parseSound } from "./speaker.js";
 import { statesFromList } from "./desk.js";
+import { parseSpoken } from "./speech.js";
 
 /** The base a node's `info` announces (`pacer/<node>/info`, or its `base_topic`), else null. */
 function discoverBase(topic, payload) {
@@ -36,9 +38,11 @@ class NodeState {
   /**
    * One message on `rel` (under the base). Returns what changed, or null for nothing:
    * `{what}` with what `status`, `info`, `workouts`, `sound`, `athletes`, `reply` (for the
-   * requests), `state` (with `timer` and `state`), `gone` (a timer's state cleared: deleted)
-   * or `event` (with `timer` and `event`). Junk is ignored; a retained state older than the
-   * one known is too (a live one is taken as it comes).
+   * requests), `state` (with `timer` and `state`), `gone` (a timer's state cleared: deleted),
+   * `event` (with `timer` and `event`) or `say` (with `timer` and `say`, speech.js's
+   * parseSpoken: a timer's `say`, or an announcement on `cue_ahead` that says something).
+   * Junk is ignored; a retained state older than the one known is too (a live one is taken as
+   * it comes).
    */
   apply(rel, payload, retain) {
     if (rel === "status") { this.online = payload === "online"; return { what: "status" }; }
@@ -53,9 +57,11 @@ class NodeState {
     if (rel === "sound") { this.speaker = parseSound(payload); return { what: "sound" }; }
     if (rel === "athletes") { this.athletes = payload || null; return { what: "athletes" }; }
     if (rel === "reply" || rel.startsWith("reply/")) return { what: "reply" };
-    const t = /^timers\/([^/]+)\/(state|event)$/.exec(rel);
+    if (rel === "cue_ahead") { const say = payload ? parseSpoken(payload, null) : null; return say ? { what: "say", timer: say.timer, say } : null; }
+    const t = /^timers\/([^/]+)\/(state|event|say)$/.exec(rel);
     if (!t) return null;
     const id = t[1];
+    if (t[2] === "say") { const say = payload ? parseSpoken(payload, id) : null; return say ? { what: "say", timer: id, say } : null; }
     if (t[2] === "state") {
       if (!payload) { this.timers.delete(id); this.phaseOf.delete(id); return { what: "gone", timer: id }; }
       let st; try { st = JSON.parse(payload); } catch (e) { return null; }

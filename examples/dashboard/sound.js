@@ -5,7 +5,8 @@
 // `due_ms` with the measured offset); it is mapped to the audio clock with
 // getOutputTimestamp(), so what leaves the speaker lines up with the node's instant, and
 // several speakers in a room beep together. A cue more than `lagMs` in the past is
-// skipped (never played late); one a little in the past plays at once.
+// skipped (never played late); one a little in the past plays at once. A cue the node speaks
+// (speech.js) keeps its place here without its tones (`quiet`, `hush`).
 //
 // An ES module with no build step (soundflash.js imports it; cues.js says what to play when).
 // kind -> list of [offset s, frequency Hz, duration s, wave]
@@ -29,6 +30,7 @@ class Sound {
     this.entries = new Map(); // key -> {timer, kind, dueLocal, whenAudio, nodes, predicted}
     this.log = [];            // last decisions, for the status line and tests
     this.onCue = null;        // (kind, timer) at each cue's instant: the page vibrates the phone (phone.js)
+    this.quiet = null;        // (timer, dueLocal) => true when that cue is spoken instead (speech.js)
   }
 
   /** Must run from a click (browsers start audio only after a gesture). */
@@ -74,9 +76,22 @@ class Sound {
     if (this.entries.has(key)) return "duplicate";
     const late = this.localNow() - dueLocal;
     if (late > this.lagMs) { this.note(kind, timer, "skipped, " + Math.round(late) + " ms late"); return "late-skipped"; }
-    const ctx = this.ctx;
-    const start = Math.max(this.audioTime(dueLocal), ctx.currentTime);
-    const nodes = [];
+    const start = Math.max(this.audioTime(dueLocal), this.ctx.currentTime);
+    // A cue spoken instead keeps its entry (its vibration; a repeat finds it) without its tones.
+    const hushed = !!(this.quiet && this.quiet(timer, dueLocal));
+    const nodes = hushed ? [] : this.tones(kind, start);
+    const entry = { timer, kind, dueLocal, whenAudio: start, nodes, predicted: !!predicted, tid: null, hushed };
+    // What else the cue does (a phone's vibration), at its instant on the page's clock.
+    if (this.onCue) entry.tid = setTimeout(() => { entry.tid = null; this.onCue(kind, timer); }, Math.max(0, dueLocal - this.localNow()));
+    this.entries.set(key, entry);
+    this.note(kind, timer, hushed ? "spoken instead" : predicted ? "scheduled ahead" : "scheduled");
+    this.prune();
+    return "scheduled";
+  }
+
+  /** The tones of cue `kind` from audio time `start`: its oscillators, started and stopped. */
+  tones(kind, start) {
+    const ctx = this.ctx, nodes = [];
     for (const [off, freq, dur, wave] of CUES[kind] || CUES.count) {
       const t = start + off;
       const osc = ctx.createOscillator();
@@ -92,13 +107,23 @@ class Sound {
       osc.stop(t + dur + 0.01);
       nodes.push(osc);
     }
-    const entry = { timer, kind, dueLocal, whenAudio: start, nodes, predicted: !!predicted, tid: null };
-    // What else the cue does (a phone's vibration), at its instant on the page's clock.
-    if (this.onCue) entry.tid = setTimeout(() => { entry.tid = null; this.onCue(kind, timer); }, Math.max(0, dueLocal - this.localNow()));
-    this.entries.set(key, entry);
-    this.note(kind, timer, predicted ? "scheduled ahead" : "scheduled");
-    this.prune();
-    return "scheduled";
+    return nodes;
+  }
+
+  /**
+   * Silences the cues of `timer` within `windowMs` of `dueLocal` whose tones have not started:
+   * they are spoken instead (speech.js). Each keeps its entry (its vibration, and a repeat of
+   * the cue finds it).
+   */
+  hush(timer, dueLocal, windowMs) {
+    const now = this.ctx ? this.ctx.currentTime : 0;
+    for (const e of this.entries.values()) {
+      if (e.timer !== timer || e.hushed || Math.abs(e.dueLocal - dueLocal) > windowMs || !(e.whenAudio > now + 0.01)) continue;
+      for (const n of e.nodes) { try { n.stop(0); n.disconnect(); } catch (err) { /* already stopped */ } }
+      e.nodes = [];
+      e.hushed = true;
+      this.note(e.kind, timer, "spoken instead");
+    }
   }
 
   /** A cue already scheduled for `timer` within `windowMs` of `dueLocal` (any kind when kind is null). */

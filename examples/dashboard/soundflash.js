@@ -1,21 +1,27 @@
-// soundflash.js: this screen's own cues: the Sound button (sound.js's WebAudio; on by
-// `?sound=1` or as last chosen on this screen) and the Flash button with its full-screen
-// overlay (flash.js; on by `?flash=`, else as last chosen, else on a wall and off on a phone),
-// each kept in localStorage. Which cue sounds or flashes when is cues.js's. See
-// docs/dashboard.md, "Sound" and "Flash".
+// soundflash.js: this screen's own cues: the Sound button (sound.js's WebAudio, and with it
+// the spoken cues of speech.js; on by `?sound=1` or as last chosen on this screen) and the
+// Flash button with its full-screen overlay (flash.js; on by `?flash=`, else as last chosen,
+// else on a wall and off on a phone), each kept in localStorage. Which cue sounds or flashes
+// when is cues.js's. See docs/dashboard.md, "Sound", "Spoken cues" and "Flash".
 import * as PacerSound from "./sound.js";
 import * as Flash from "./flash.js";
+import { Speech } from "./speech.js";
 import * as M from "./media.js";
 import { $ } from "./ui.js";
 
 /**
  * `cfg`: the page's settings (`sound`, `flash`, `controls`, `lagMs`); `localNow()`: the
- * page's clock. Returns the two sinks, `sound` and `flash`, and `wire(o)` for their buttons.
+ * page's clock. Returns the two sinks, `sound` and `flash`, the `speech` that goes with the
+ * sound (the browser's speech synthesis, where it has one), and `wire(o)` for their buttons.
  */
 function createSoundFlash({ cfg, localNow }) {
   const el = { sound: $("sound"), flash: $("flash"), flashToggle: $("flash-toggle") };
   const sound = new PacerSound.Sound(localNow, cfg.lagMs);
   const flash = new Flash.Flash(localNow, showFlash);
+  const speech = new Speech({
+    localNow, synth: globalThis.speechSynthesis || null, Utterance: globalThis.SpeechSynthesisUtterance || null,
+    gate: () => sound.running,
+  });
 
   /** One flash on the overlay (over everything, never in the way of a tap). */
   function showFlash(kind, look) {
@@ -42,9 +48,9 @@ function createSoundFlash({ cfg, localNow }) {
     };
     sound.onCue = (kind, timer) => o.vibrate(M.cue(kind).vibrate, kind, timer);
     el.sound.addEventListener("click", () => {
-      if (sound.running) { sound.disable(); localStorage.setItem("pacer-sound", "off"); o.soundOff(); }
+      if (sound.running) { sound.disable(); speech.stop(); localStorage.setItem("pacer-sound", "off"); o.soundOff(); }
       else {
-        sound.enable(); localStorage.setItem("pacer-sound", "on");
+        sound.enable(); speech.unlock(); localStorage.setItem("pacer-sound", "on");
         o.soundOn();
         setTimeout(() => { sound.test(); o.resched(); }, 100);
       }
@@ -84,7 +90,7 @@ function createSoundFlash({ cfg, localNow }) {
     if (on) setTimeout(o.resched, 300);
   }
 
-  return { sound, flash, wire };
+  return { sound, flash, speech, wire };
 }
 
 export { createSoundFlash };

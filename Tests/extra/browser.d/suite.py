@@ -28,6 +28,8 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
+import speech  # the spoken cues' check (beside this file)
+
 ROOT = os.getcwd()
 ART = os.path.join(ROOT, ".test-logs", "browser")
 PACER = os.environ.get("PACER_BIN") or os.path.join(ROOT, ".build", "debug", "pacer")
@@ -1692,6 +1694,7 @@ def main():
                          ("the class view", lambda: test_class_view(env, pages)),
                          ("sign in", lambda: test_sign_in(env, pages)),
                          ("the node's speaker, the flash, a rest back to ready", lambda: test_speaker_flash_and_rest(env, pages)),
+                         ("spoken cues", lambda: speech.test_spoken_cues(env, pages, BASE, NODE, check, wait)),
                          ("older addresses; a page that cannot start", lambda: test_older_address_and_no_start(env, pages)),
                          ("installable", lambda: test_installable(env, pages))):
             if only and name not in only:

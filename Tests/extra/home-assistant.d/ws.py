@@ -7,6 +7,8 @@ venv's Python (its aiohttp). Two uses:
       it is connected, instead of a push through the cloud) and writes every notification it
       gets to OUT, one JSON line each with its arrival (epoch ms); and every state change of
       ENTITY with the event's time_fired. Runs until killed.
+  ws.py URL TOKEN events EVENT_TYPE OUT          writes every event of EVENT_TYPE (e.g.
+      call_service) to OUT, one JSON line each with its time_fired (epoch ms). Runs until killed.
 """
 import asyncio
 import json
@@ -63,8 +65,29 @@ async def watch(url, token, webhook_id, entity, out):
                                         "volume": (new.get("attributes") or {}).get("volume_level")}) + "\n")
 
 
+async def events(url, token, event_type, out):
+    async with aiohttp.ClientSession() as session:
+        ws = await connect(session, url, token)
+        await ws.send_json({"id": 1, "type": "subscribe_events", "event_type": event_type})
+        with open(out, "a", buffering=1) as f:
+            while True:
+                msg = await ws.receive()
+                if msg.type != aiohttp.WSMsgType.TEXT:
+                    return
+                data = json.loads(msg.data)
+                if data.get("type") == "result":
+                    f.write(json.dumps({"kind": "result", "id": data["id"], "success": data.get("success")}) + "\n")
+                elif data.get("type") == "event":
+                    ev = data["event"]
+                    fired = datetime.fromisoformat(ev["time_fired"]).timestamp() * 1000
+                    f.write(json.dumps({"kind": "event", "at": time.time() * 1000, "fired": fired, "data": ev["data"]}) + "\n")
+
+
 if __name__ == "__main__":
     url, token, what = sys.argv[1:4]
     if what == "call":
         sys.exit(asyncio.run(call(url, token, json.loads(sys.argv[4]))))
+    if what == "events":
+        asyncio.run(events(url, token, *sys.argv[4:6]))
+        sys.exit(0)
     asyncio.run(watch(url, token, *sys.argv[4:7]))
