@@ -243,7 +243,11 @@ public struct CommandParser: Sendable {
         case (nil, .deleteSchedule?):
             return try command(.deleteSchedule(id: try Self.requireSchedule(o, action: action)), allowed: [.schedule])
         case (nil, .skipNext?):
-            return try command(.skipNext(id: try Self.requireSchedule(o, action: action)), allowed: [.schedule])
+            // A schedule's next class, or the next class on a timer (its own `cmd` topic, or `timer`).
+            if o[.schedule] == nil, let timer {
+                return try command(.skipNext(schedule: nil, timer: timer), allowed: [])
+            }
+            return try command(.skipNext(schedule: try Self.requireSchedule(o, action: action), timer: nil), allowed: [.schedule])
         case (nil, .listSchedules?):
             return try command(.listSchedules, allowed: [])
         case (nil, .deleteDisplay?):

@@ -17,13 +17,13 @@ public enum NodeAction: String, Sendable, CaseIterable {
 
     /// Whether only the node's topic takes it: every one but `delete`, which a timer's topic
     /// takes too (as a word or as JSON).
-    public var isNodeTopicOnly: Bool { self != .delete }
+    public var isNodeTopicOnly: Bool { self != .delete && self != .skipNext }
     /// Whether it is about no timer, so it takes no `"timer"`.
     public var isNodeWide: Bool {
         switch self {
         case .list, .time, .saveWorkout, .deleteWorkout, .setAthlete, .clearAthlete, .sound, .saveDisplay, .deleteDisplay,
-             .saveSchedule, .deleteSchedule, .skipNext, .listSchedules: true
-        case .create, .delete, .history: false
+             .saveSchedule, .deleteSchedule, .listSchedules: true
+        case .create, .delete, .history, .skipNext: false
         }
     }
 }
@@ -50,8 +50,8 @@ public struct NodeCommand: Sendable, Equatable {
         /// Keeps `schedule` (its members as docs/schedules.md; checked by the node).
         case saveSchedule(schedule: JSONValue)
         case deleteSchedule(id: String)
-        /// Skips the next class of schedule `id`.
-        case skipNext(id: String)
+        /// Skips the next class of schedule `schedule`, or the next class on timer `timer`.
+        case skipNext(schedule: String?, timer: String?)
         case listSchedules
         /// Sets athlete `id`'s profile (the members left out are unset): name, `#rrggbb` colour, max HR.
         case setAthlete(id: String, name: String?, colour: String?, maxHR: Int?, leaderboard: Bool? = nil)
@@ -178,8 +178,11 @@ extension NodeCommand {
             o[.display] = .string(id)
         case .saveSchedule(let schedule):
             o[.schedule] = schedule
-        case .deleteSchedule(let id), .skipNext(let id):
+        case .deleteSchedule(let id):
             o[.schedule] = .string(id)
+        case .skipNext(let schedule, let timer):
+            if let schedule { o[.schedule] = .string(schedule) }
+            if let timer { o[.timer] = .string(timer) }
         case .listSchedules:
             break
         case .setAthlete(let id, let name, let colour, let maxHR, let leaderboard):

@@ -51,7 +51,7 @@ struct NodeCommandEncodingTests {
             let rounds = seconds == nil || rng.chance(0.4) ? Int.random(in: 1...TimerSpec.maxRounds, using: &rng) : nil
             request = .timer(id: id, operation: .extend(seconds: seconds, rounds: rounds), spec: nil, name: nil)
         case 13:
-            request = [.deleteSchedule(id: id), .skipNext(id: id), .listSchedules,
+            request = [.deleteSchedule(id: id), .skipNext(schedule: id, timer: nil), .skipNext(schedule: nil, timer: id), .listSchedules,
                        .saveSchedule(schedule: ["id": .string(id), "timer": "main", "preset": "tabata"])].randomElement(using: &rng)!
         case 12:
             request = rng.chance(0.3) ? .deleteDisplay(id: id)

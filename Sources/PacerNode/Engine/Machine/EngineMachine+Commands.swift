@@ -104,8 +104,10 @@ extension EngineMachine {
             return schedules.save(schedule, presets: library.presets, now: now, on: &board)
         case .deleteSchedule(let id):
             return schedules.delete(id, now: now, on: &board)
-        case .skipNext(let id):
-            return schedules.skipNext(id, now: now)
+        case .skipNext(let schedule?, _):
+            return schedules.skipNext(schedule, now: now)
+        case .skipNext(nil, let timer):
+            return schedules.skipNext(onTimer: timer ?? "", now: now)
         case .listSchedules:
             return .success(schedules.list(now: now))
         case .history:

@@ -128,6 +128,14 @@ struct SchedulePart {
         }
     }
 
+    /// `skip_next` on a timer: the next class on it, of whichever schedule (a Home Assistant button).
+    mutating func skipNext(onTimer timer: String, now: Millis) -> Result<CommandResult, ReplyError> {
+        guard let next = planner.nextClass(timer: timer, now: now) else {
+            return .failure(.init(.invalidState, "no class is ahead on timer '\(timer)'"))
+        }
+        return skipNext(next.occurrence.schedule, now: now)
+    }
+
     /// `list_schedules`: every schedule (`schedules`, each with `source`: configuration or
     /// command) and today's classes in the node's zone (`classes`, with their status).
     mutating func list(now: Millis) -> CommandResult {

@@ -109,6 +109,11 @@ struct EngineScheduleTests {
             started = started || M.step(&m, .deadline, at: deadline, result: { _ in .success(StoreCommit()) }).0.appendEvents.contains { $0.type == "started" }
         }
         #expect(!started, "the skipped class started")
+        // On the timer's own topic (a Home Assistant button): its next class, 07:00, is skipped.
+        let (_, onTimer) = M.step(&m, M.command(["action": "skip_next"], timer: "bike"), at: Self.t0 + 125_000,
+                                  result: { _ in .success(StoreCommit()) })
+        #expect(M.published(onTimer).last { $0.topic.hasSuffix("/reply") }?.json?["start_at_ms"] == .int(Self.t0 + 60_000 + 3_600_000))
+        #expect(M.published(onTimer).last { $0.topic == "\(M.base)/timers/bike/next" }?.json?["local_date"] == "2026-12-01")
 
         let bad: JSONValue = ["id": "spin2", "timer": "bike", "preset": "tabata", "weekly": [["days": "daily", "at": ["25:00"]]]]
         let (badBatch, badEffects) = M.step(&m, M.command(["action": "save_schedule", "schedule": bad]), at: Self.t0 + 130_000)
