@@ -33,6 +33,8 @@ public struct DisplayOutputs: Sendable {
         var look: WLEDRenderer.Look
         var segmentBrightness: Int?
         var fill: Int?
+        /// When its nightlight was last armed (`WLEDRenderer.keepAlive`), while lit.
+        var keptAliveAtMs: Millis?
     }
 
     private var awtrixSent: [Key: AwtrixSent] = [:]
@@ -65,6 +67,7 @@ public struct DisplayOutputs: Sendable {
             case .wled(let wled):
                 out += updateWLED(wled, key: key, snapshot: snapshot, now: now)
                 if let instant = WLEDRenderer.nextInstant(snapshot, now: now, display: wled) { next = min(next, instant) }
+                if let kept = wledSent[key]?.keptAliveAtMs { next = min(next, kept + WLEDRenderer.keepAliveMs) }
             }
         }
         nextInstants[snapshot.id] = next == .max ? nil : next
@@ -172,7 +175,7 @@ public struct DisplayOutputs: Sendable {
             case .dim: WLEDRenderer.lowSegmentBrightness
             case .solid, .blink: 255
             }
-            sent = WLEDSent(look: look, segmentBrightness: brightness, fill: nil)
+            sent = WLEDSent(look: look, segmentBrightness: brightness, fill: nil, keptAliveAtMs: sent?.keptAliveAtMs)
         }
         guard var current = sent else { return out }
         var segment: [String: JSONValue] = ["id": .int(wled.segment)]
@@ -195,6 +198,14 @@ public struct DisplayOutputs: Sendable {
         if segment.count > 1 {
             state["seg"] = [.object(segment)]
             out.append(DisplayMessage(topic: wled.apiTopic, payload: JSONValue.object(state).jsonBytes))
+        }
+        // Lit: the nightlight re-armed every `keepAliveMs`, so the strip goes dark by itself when
+        // the node dies. Off: nothing to keep.
+        if case .off = look {
+            current.keptAliveAtMs = nil
+        } else if current.keptAliveAtMs.map({ now - $0 >= WLEDRenderer.keepAliveMs }) ?? true {
+            out.append(DisplayMessage(topic: wled.apiTopic, payload: Array(WLEDRenderer.keepAlive.utf8)))
+            current.keptAliveAtMs = now
         }
         wledSent[key] = current
         return out

@@ -30,6 +30,13 @@ public enum WLEDRenderer {
     /// How long before a timed segment's end the pulse starts.
     public static let pulseMs: Millis = 3_000
 
+    /// While a strip is lit, its nightlight is armed again this often: `NL=1&NT=0&NF=0` (WLED's
+    /// HTTP API, which its `/api` topic also takes) sets it to go dark 1 minute later, instantly,
+    /// and each re-arm starts that minute again. A node that dies stops re-arming: the strip goes
+    /// dark by itself within a minute and a half (WLED has no `lifetime` of its own).
+    public static let keepAliveMs: Millis = 30_000
+    public static let keepAlive = "NL=1&NT=0&NF=0"
+
     public static func look(_ snapshot: TimerSnapshot, display: WLEDDisplay) -> Look {
         switch snapshot.status {
         case .idle, .finished, .cancelled:

@@ -57,9 +57,39 @@ public struct WLEDEmulator: Sendable {
             }
         } else if topic == "\(self.topic)/api" {
             received += 1
+            if payload.first != UInt8(ascii: "{") {
+                // The HTTP API's form (`NL=1&NT=0&NF=0`): the nightlight's keys.
+                applyHTTP(String(decoding: payload, as: UTF8.self), now: now)
+                return
+            }
             guard let json = try? JSONValue.parse(payload), case .object = json else { rejected += 1; return }
             apply(json)
         }
+    }
+
+    /// The nightlight as armed (`NL=` minutes, `NT=` its target brightness, `NF=0`: instant),
+    /// and when it was armed; nil: off.
+    public private(set) var nightlight: (minutes: Int, target: Int, armedAtMs: Millis)?
+
+    /// An HTTP API command: `NL` (0: off; N: on for N minutes from now), `NT`, `NF`.
+    mutating func applyHTTP(_ text: String, now: Millis) {
+        var values: [String: Int] = [:]
+        for pair in text.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, let value = Int(parts[1]) else { rejected += 1; return }
+            values[String(parts[0])] = value
+        }
+        if let minutes = values["NL"] {
+            nightlight = minutes == 0 ? nil : (minutes, values["NT"] ?? nightlight?.target ?? 0, now)
+        }
+    }
+
+    /// Lets time pass: an instant nightlight that ran its minutes sets its target brightness
+    /// (0: the strip is off).
+    public mutating func advance(to now: Millis) {
+        guard let light = nightlight, now >= light.armedAtMs + Millis(light.minutes) * 60_000 else { return }
+        nightlight = nil
+        if light.target == 0 { on = false } else { brightness = light.target }
     }
 
     /// Applies a JSON state object.

@@ -138,7 +138,11 @@ struct DisplayOutputsTests {
         var outputs = DisplayOutputs([.wled(wled)])
         var timer = try TimerFixture.tabata()
         let events = timer.start(at: t0)
-        let sent = drive(&outputs, &timer, from: t0, until: t0 + 60_000, events: events)
+        let all = drive(&outputs, &timer, from: t0, until: t0 + 60_000, events: events)
+        // The nightlight re-armed every 30 s while lit (a dead node's strip goes dark by itself).
+        let keptAlive = all.filter { $0.message.text == WLEDRenderer.keepAlive }.map { $0.at - t0 }
+        #expect(keptAlive == [0, 30_000], "\(keptAlive)")
+        let sent = all.filter { $0.message.text != WLEDRenderer.keepAlive }
         let firstSegment = sent.filter { $0.at < t0 + 20_000 }.map { "\($0.at - t0) \($0.message.text)" }
         #expect(firstSegment == [
             #"0 {"bri":100,"on":true,"seg":[{"bri":255,"col":[[11,138,62],[0,0,0]],"fx":0,"id":0,"on":true}]}"#,
@@ -164,12 +168,13 @@ struct DisplayOutputsTests {
         #expect(idle == [
             #"{"seg":[{"id":0,"on":false}]}"#,
             #"{"bri":100,"on":true,"seg":[{"bri":64,"col":[[42,47,54],[0,0,0]],"fx":0,"id":0,"on":true}]}"#,
+            WLEDRenderer.keepAlive,  // the dim one is lit: its nightlight armed
         ])
         timer.start(at: t0)
         timer.run(.pause, at: t0 + 1_000)
         let paused = outputs.update(timer.snapshot(t0 + 1_000), now: t0 + 1_000)
         #expect(paused.first?.json?["seg"]?[0]?["col"]?[0] == DisplayPalette.paused.json)
-        #expect(outputs.nextInstant(for: "main") == nil, "nothing to refresh: a strip has no lifetime")
+        #expect(outputs.nextInstant(for: "main") == t0 + 30_000, "only the nightlight's re-arm, 30 s after the last")
         timer.run(.resume, at: t0 + 2_000)
         timer.advance(to: t0 + 6_000)
         let expired = outputs.update(timer.snapshot(t0 + 6_000), now: t0 + 6_000)
@@ -192,7 +197,7 @@ struct DisplayOutputsTests {
         #expect(fills[4].message.json?["seg"]?[0]?["i"] == [0, 3, "0B8A3E", 3, 4, "010E06"])
         #expect(fills[1].message.json?["seg"]?[0]?["i"] == [0, 1, "0B8A3E", 1, 4, "010E06"])
         #expect(fills[0].message.json?["seg"]?[0]?["i"] == [0, 4, "010E06"])
-        let perSecond = Dictionary(grouping: sent) { ($0.at - t0) / 1_000 }
+        let perSecond = Dictionary(grouping: sent.filter { $0.message.text != WLEDRenderer.keepAlive }) { ($0.at - t0) / 1_000 }
         #expect(perSecond.values.allSatisfy { $0.count <= 2 })
     }
 }

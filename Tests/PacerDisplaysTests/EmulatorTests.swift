@@ -107,6 +107,22 @@ struct EmulatorTests {
 
         strip.apply(["seg": ["i": [0, "FF0000"]]])
         #expect(strip.segments[0]?.frozen != nil)
+
+        // A strip lit by a node that then dies: its nightlight, armed with every update, runs
+        // out a minute later and the strip is off; one kept alive stays on.
+        var lit = WLEDEmulator(topic: "wled/rig", ledCount: 4)
+        var running = DisplayOutputs([.wled(display)])
+        var long = try TimerFixture(["kind": "countdown", "duration": "10m"])
+        long.start(at: t0)
+        for message in running.update(long.snapshot(t0), now: t0) { lit.receive(topic: message.topic, payload: message.payload, now: t0) }
+        #expect(lit.on && lit.nightlight?.minutes == 1)
+        lit.advance(to: t0 + 59_000)
+        #expect(lit.on, "kept until the minute is out")
+        for message in running.update(long.snapshot(t0 + 30_000), now: t0 + 30_000) { lit.receive(topic: message.topic, payload: message.payload, now: t0 + 30_000) }
+        lit.advance(to: t0 + 61_000)
+        #expect(lit.on, "re-armed at 30 s")
+        lit.advance(to: t0 + 90_000)
+        #expect(!lit.on, "the node stopped re-arming it: dark by itself")
         strip.apply(["seg": [["id": 0, "on": true, "bri": 255, "col": [[0, 0, 255]]]]])
         #expect(strip.segments[0]?.frozen == nil && strip.pixels[3] == Pixel(0, 0, 255))
     }
