@@ -2,7 +2,8 @@
 """How late the node's speaker sounds its cues, beeps and speech in the same run, beside a floor.
 
     python3 Tests/harness/bench/cue-lateness.py [--binary .build/release/pacer] [--json FILE]
-        [--segments 26] [--segment-seconds 3] [--floor-tones 40] [--wait-load 1.5 --wait-minutes 20]
+        [--segments 26] [--segment-seconds 3] [--floor-tones 40] [--record-latency-ms 2]
+        [--wait-load 1.5 --wait-minutes 20] [--keep]
 
 Build the binary first: `swift build -c release --product pacer` (the default --binary is
 .build/release/pacer of this checkout).
@@ -10,7 +11,8 @@ Build the binary first: `swift build -c release --product pacer` (the default --
 Everything runs here on 127.0.0.1 and is stopped by its PID at the end:
   - a PulseAudio of its own (Debian's pulseaudio, user mode, no default.pa, a Unix socket in a
     temporary directory; as the user pulse when run as root) with one null sink, `speaker`
-    (44.1 kHz mono), recorded from its monitor by `parec --raw` read here as it arrives;
+    (44.1 kHz mono), recorded from its monitor by `parec --raw --latency-msec=2` read here as
+    it arrives;
   - a mosquitto on a free port, with `mosquitto_sub -v` on the timers' `event` and `say` topics;
   - `pacer run` with `sound: {device: pulse, volume: 100%, latency: 50ms, speech: {...}}`, its
     speech cache in the temporary directory, `timing.cues: [2, 1]`. The harness creates a
@@ -30,21 +32,28 @@ running and idle then):
 Lateness is a sound's onset in the recording (its first sample above 0.6 % of full scale after
 20 ms of silence, searched from 80 ms before its nominal instant to 700 ms after) minus the
 instant it was due: the event's `due_ms` for the node (so the node's configured `latency`, 50 ms,
-is part of it), the scheduled instant for the floors. The recording's samples are placed on the
-wall clock by when they arrive: every read of parec's output gives an upper bound of when its
-last sample was mixed (its arrival time), the earliest of these bounds in each 2 s of recording
-are fitted with a line (offset and drift), and the spread of those earliest bounds around the
-line is printed as the alignment's uncertainty. An onset is then the instant PulseAudio mixed
-that sample into the sink (a real card plays it after the sink's own latency, which the node's
-ALSA stream reports and the node already allows for). The `relative` figures remove that
-alignment altogether: each lateness minus the median lateness of the whole group (all the node's
-cues, beeps and speech together; each floor on its own), so a systematic difference between
-beeps and speech stays visible and only jitter remains.
+is part of it), the scheduled instant for the floors.
+
+The recording is placed on the wall clock by when its samples arrive: every read of parec's
+output bounds when its last sample was mixed (no later than its arrival); the earliest of these
+bounds in each 2 s of recording are fitted with a line (offset and drift), and their spread
+around the line is printed. A null sink mixes ahead of its clock by up to its latency, which
+the monitor's reader requests (`--record-latency-ms`, 2 ms by default; the table prints the
+sink's latency while the node played): an onset can read early by up to that much. The C floor,
+which places its tones exactly, shows what is left of it in its absolute p50 (a larger
+--record-latency-ms moves it earlier by about as much). An onset is the instant PulseAudio mixed the sample into the sink; a
+real card plays it after the sink's own latency, which the node's ALSA stream reports and the
+node already allows for.
+
+The `relative` figures take the alignment out altogether: each lateness minus the median
+lateness of its group (all the node's cues, beeps and speech together; each floor on its own),
+so a systematic difference between beeps and speech stays visible and only jitter remains.
 
 Each detected sound is checked against what was due: a beep must be a pure tone at its cue's
 pitch and a spoken cue must not be (a phrase whose clip was not ready beeps instead, and is
-counted as such, not as speech). Cues whose onset was not found are counted, never dropped
-silently. p99 is the nearest-rank percentile: with fewer than 100 cues it is the maximum.
+counted as such, not as speech), and must last its own length within 15 ms (a sound cut short,
+or interrupted by a starved stream, is counted as broken; its lateness still counts). Cues whose
+onset was not found are counted as missed, never dropped silently. p99 is the nearest-rank percentile: with fewer than 100 cues it is the maximum.
 
 Exit 0 with the table printed (and --json FILE written), 1 when a step fails, 2 when a tool is
 missing. The machine's load average is recorded at the start and at the end.
@@ -513,8 +522,8 @@ def main():
     ap.add_argument("--segment-seconds", type=int, default=3, help="each segment's length, s (default 3)")
     ap.add_argument("--floor-tones", type=int, default=40, help="tones of each floor (default 40)")
     ap.add_argument("--floor-spacing", type=float, default=0.75, help="s between the floors' tones (default 0.75)")
-    ap.add_argument("--record-latency-ms", type=int, default=10,
-                    help="parec's latency, which bounds the null sink's (default 10)")
+    ap.add_argument("--record-latency-ms", type=int, default=2,
+                    help="parec's latency, which bounds how far ahead the null sink mixes (default 2)")
     ap.add_argument("--json", help="write the figures and every cue's measurement to this file")
     ap.add_argument("--wait-load", type=float, default=0, help="wait until the 1-minute load is at most this (0: no wait)")
     ap.add_argument("--wait-minutes", type=float, default=20, help="wait at most this long for --wait-load, then run anyway")
