@@ -424,7 +424,8 @@ def summary(values):
 
 def node_cues(messages):
     """The node's cues that sound, from its events and spoken cues: [(due s, kind, event type,
-    pitch, text)], kind `speech` when its say message has a rendered clip, else `beep`."""
+    pitch, text, length ms, at_ms - due_ms)], kind `speech` when its say message has a rendered
+    clip, else `beep`."""
     said = {}
     for topic, doc in messages:
         if topic.endswith("/say"):
@@ -449,7 +450,8 @@ def node_cues(messages):
         say = said.get((kind, doc["due_ms"]))
         spoken = say is not None and say.get("duration_ms") is not None
         cues.append((doc["due_ms"] / 1000, "speech" if spoken else "beep", kind, CUE_PITCH.get(cue),
-                     say["text"] if say else None, say["duration_ms"] if spoken else CUE_MS.get(cue)))
+                     say["text"] if say else None, say["duration_ms"] if spoken else CUE_MS.get(cue),
+                     doc.get("at_ms", doc["due_ms"]) - doc["due_ms"]))
     return sorted(cues)
 
 
@@ -481,7 +483,8 @@ def group_figures(rows, reference=None):
     own median)."""
     values = [row["lateness_ms"] for row in rows if "lateness_ms" in row]
     ref = reference if reference is not None else (statistics.median(values) if values else 0)
-    return dict(summary(values), missed=len(rows) - len(values),
+    emitted = [row["emitted_late_ms"] for row in rows if "emitted_late_ms" in row]
+    return dict(summary(values), missed=len(rows) - len(values), emitted_late=summary(emitted),
                 not_intact=sum(1 for row in rows if "lateness_ms" in row and not row.get("intact", True)),
                 relative=summary([v - ref for v in values]))
 
@@ -636,8 +639,9 @@ def main():
                 pass
         cues = node_cues(messages)
         node_rows = measure_group(samples, a, b, [(due, {"node": True, "kind": kind, "event": ev, "pitch": pitch, "text": text,
-                                                          "length_ms": length})
-                                                   for due, kind, ev, pitch, text, length in cues], lambda w: w["pitch"] or CUE_PITCH["work"])
+                                                          "length_ms": length, "emitted_late_ms": emitted})
+                                                   for due, kind, ev, pitch, text, length, emitted in cues],
+                                  lambda w: w["pitch"] or CUE_PITCH["work"])
         floor_rows = {
             name: measure_group(samples, a, b, [(t, {"node": False, "kind": name, "length_ms": FLOOR_MS}) for t in instants],
                                 lambda w: FLOOR_PITCH)
@@ -690,6 +694,11 @@ def report(r):
     print(f"  missed: no onset found; broken: found but cut or interrupted (longer or shorter than its sound by "
           f"more than {INTACT_MS} ms); spoken cues that beeped instead: {r['node']['speech_that_beeped']}; "
           f"beeps that were not a tone: {r['node']['beeps_not_a_tone']}. p99: nearest rank (below 100 cues, the maximum).")
+    for kind in ("beep", "speech"):
+        e = r["node"][kind]["emitted_late"]
+        if e.get("count"):
+            print(f"  node {kind}: the event's at_ms - due_ms (when the engine handed it over) p50 {e['p50']:.1f}, "
+                  f"p99 {e['p99']:.1f}, max {e['max']:.1f} ms")
     for l in r.get("node_sound_log", []):
         print(f"  node: {l}")
 
