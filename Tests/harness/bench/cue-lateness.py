@@ -545,6 +545,8 @@ def main():
     r = {"started_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),
          "load_start": loadavg(), "binary": os.path.abspath(args.binary),
          "commit": subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip(),
+         "sources_commit": subprocess.run(["git", "-C", REPO, "log", "-1", "--format=%h", "--", "Sources", "Package.swift"],
+                                          capture_output=True, text=True).stdout.strip(),
          "command": " ".join(sys.argv), "segments": args.segments, "segment_seconds": args.segment_seconds,
          "latency_ms": LATENCY_MS, "record_latency_ms": args.record_latency_ms}
     log(f"load {r['load_start']}, {r['binary']}")
@@ -670,7 +672,8 @@ def report(r):
     al = r["alignment"]
     print(f"\ncue lateness: a sound's onset in the null sink's monitor minus its due instant "
           f"(the node's `latency: {r['latency_ms']}ms` included)")
-    print(f"  {r['started_utc']} to {r['ended_utc']} UTC, commit {r['commit']}, {r['binary']}")
+    print(f"  {r['started_utc']} to {r['ended_utc']} UTC, commit {r['commit']} (Sources/ last changed in "
+          f"{r['sources_commit']}; the binary is whatever was built), {r['binary']}")
     print(f"  load {' '.join(map(str, r['load_start']))} at the start, {' '.join(map(str, r['load_end']))} at the end")
     print(f"  the recording ({al['recorded_s']} s) placed on the wall clock by parec's arrivals: the earliest of "
           f"{al['bins']} bins within {al['spread_ms']} ms of the fit, drift {al['drift_ppm']} ppm; "
