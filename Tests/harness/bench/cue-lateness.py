@@ -277,7 +277,7 @@ def purity(samples, onset, freq, ms=60, skip_ms=5):
 # ---------------------------------------------------------------- the broker and the node
 
 class Lines:
-    """A process's output lines, kept with their arrival instant."""
+    """A process's output lines, read as they come (mosquitto_sub, the node's log)."""
 
     def __init__(self, args, env=None):
         self.proc = start(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
@@ -330,6 +330,7 @@ def request(port, topic, body, timeout=10):
 
 
 def node_config(work, port, cache):
+    """The node's configuration file: ALSA's `pulse` device, speech cached in `cache`."""
     path = os.path.join(work, "pacer.yaml")
     with open(path, "w") as f:
         f.write(f"""node: cuebench
@@ -351,6 +352,7 @@ sound:
 
 
 def program(segments, seconds):
+    """The timer's spec: `segments` labelled work segments of `seconds` each."""
     return {"kind": "program", "segments": [
         {"kind": "work", "duration": f"{seconds}s", "label": LABELS[i % len(LABELS)]} for i in range(segments)]}
 
@@ -399,6 +401,7 @@ def paplay_floor(env, wav, first, spacing, count):
 
 
 def alsa_floor(env, binary, first, spacing, count):
+    """Runs cue-floor on ALSA's `pulse` device; returns the instants (epoch s) it placed tones at."""
     first_ms, spacing_ms = int(round(first * 1000)), int(round(spacing * 1000))
     out = subprocess.run([binary, "pulse", str(first_ms), str(spacing_ms), str(count)], env=env,
                          capture_output=True, text=True, timeout=count * spacing + 30)
