@@ -58,7 +58,10 @@ extension ControlCommand {
         if let other = settings["display"], other != .string(id) {
             throw ControlError(.usage, "\(flag): \"display\" is \(printable(other.description, limit: 70)) but the display id given is '\(id)'; leave it out")
         }
-        if let timer = settings["timer"] { try checkID(timer, of: "\"timer\"", flag: flag) }
+        if settings["timer"] != nil {
+            // The node's rule: a display command's timers are always the list.
+            throw ControlError(.usage, "\(flag): a saved display takes \"timers\", a list, not \"timer\": write \"timers\": [\"main\"]")
+        }
         if let timers = settings["timers"] {
             guard let list = timers.array else {
                 throw ControlError(.usage, "\(flag): \"timers\" is a list of timer ids, like [\"main\"]")
@@ -188,7 +191,7 @@ extension ControlOutput {
                 + (configured > 0 ? [inFile] : [])
         }
         let rows = displays.map { d -> [String] in
-            let timers = d["timers"]?.array?.compactMap(\.string) ?? d["timer"]?.string.map { [$0] } ?? []
+            let timers = d["timers"]?.array?.compactMap(\.string) ?? []
             return [d[.display]?.string ?? "?", d[.type]?.string ?? "?",
                     d["prefix"]?.string ?? d["topic"]?.string ?? "-",
                     timers.isEmpty ? "-" : timers.joined(separator: ", ")]

@@ -88,7 +88,8 @@ extension Pacer {
 
                     Examples:
                       pacer schedule save --file hiit.json
-                      pacer schedule save --json '{"id":"hiit","timer":"main","preset":"tabata","weekly":[{"days":"weekdays","at":["06:30"]}]}'
+                      pacer schedule save --json '{"id": "am", "timer": "main", "preset": "tabata",
+                        "weekly": [{"days": "weekdays", "at": "06:30"}]}'
 
                     \(controlFooter)
                     """)
@@ -160,7 +161,8 @@ extension Pacer {
             discussion: """
                 Examples:
                   pacer display list
-                  pacer display save wall --json '{"type":"awtrix","prefix":"awtrix_gym","timers":["main"]}'
+                  pacer display save wall --json '{"type": "awtrix", "prefix": "awtrix_gym",
+                    "timers": ["main"]}'
                   pacer display delete wall
 
                 \(controlFooter)
@@ -210,8 +212,10 @@ extension Pacer {
                     (docs/displays.md); the node checks them by the same rules and names the key it refuses.
 
                     Examples:
-                      pacer display save wall --json '{"type":"awtrix","prefix":"awtrix_gym","timers":["main"]}'
-                      pacer display save strip --json '{"type":"wled","topic":"wled/strip","timer":"main"}'
+                      pacer display save wall --json '{"type": "awtrix", "prefix": "awtrix_gym",
+                        "timers": ["main"]}'
+                      pacer display save strip --json '{"type": "wled", "topic": "wled/strip",
+                        "timers": ["main"]}'
 
                     \(controlFooter)
                     """)

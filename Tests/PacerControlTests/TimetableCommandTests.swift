@@ -47,9 +47,9 @@ struct TimetableCommandTests {
             == #"{"action":"save_display","brightness":120,"display":"wall","prefix":"awtrix_gym","timers":["main"],"type":"awtrix"}"#)
         #expect(try parsedByTheNode(save) == save.command)
         // The id in the JSON may repeat the argument's; it is sent once.
-        let same = try ControlCommand.saveDisplay("strip", json: #"{"display":"strip","type":"wled","topic":"wled/strip","timer":"main"}"#, flag: "--json")
+        let same = try ControlCommand.saveDisplay("strip", json: #"{"display":"strip","type":"wled","topic":"wled/strip","timers":["main"]}"#, flag: "--json")
         #expect(String(decoding: same.json.jsonBytes, as: UTF8.self)
-            == #"{"action":"save_display","display":"strip","timer":"main","topic":"wled/strip","type":"wled"}"#)
+            == #"{"action":"save_display","display":"strip","timers":["main"],"topic":"wled/strip","type":"wled"}"#)
         #expect(try parsedByTheNode(same) == same.command)
 
         let delete = try ControlCommand.deleteDisplay("wall")
@@ -88,6 +88,8 @@ struct TimetableCommandTests {
             .hasPrefix(#"--json: "timers" is a list"#) == true)
         #expect(usageMessage { () throws(ControlError) in try .saveDisplay("wall", json: #"{"type":"awtrix","timers":["main","x/y"]}"#, flag: "--json") }?
             .hasPrefix(#"--json: a timer of "timers" is 1 to 64"#) == true)
+        #expect(usageMessage { () throws(ControlError) in try .saveDisplay("wall", json: #"{"type":"wled","timer":"main"}"#, flag: "--json") }
+            == #"--json: a saved display takes "timers", a list, not "timer": write "timers": ["main"]"#)
         #expect(usageMessage { () throws(ControlError) in try .deleteDisplay("wall#") }?.hasPrefix("the display id") == true)
     }
 
@@ -137,7 +139,7 @@ struct TimetableCommandTests {
 
     @Test func theDisplaysAsATable() {
         let document: JSONValue = ["displays": [
-            ["display": "strip", "type": "wled", "topic": "wled/strip", "timer": "main"],
+            ["display": "strip", "type": "wled", "topic": "wled/strip", "timers": ["main"]],
             ["display": "wall", "type": "awtrix", "prefix": "awtrix_gym", "timers": ["main", "side"]],
         ], "configured": 1]
         #expect(ControlOutput.displayLines(document) == [
