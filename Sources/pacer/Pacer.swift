@@ -13,7 +13,8 @@ struct Pacer: AsyncParsableCommand {
         version: PacerVersion.current,
         subcommands: [Run.self, CheckConfig.self, History.self,
                       Start.self] + simpleCommands + [Adjust.self, Snooze.self,
-                      Status.self, List.self, Watch.self, Athlete.self, Sound.self, Doctor.self],
+                      Status.self, List.self, Watch.self, Athlete.self, ScheduleCommand.self, DisplayCommand.self,
+                      Sound.self, Doctor.self],
         defaultSubcommand: nil
     )
 }

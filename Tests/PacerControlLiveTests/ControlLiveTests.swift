@@ -239,6 +239,87 @@ struct ControlLiveTests {
         }
     }
 
+    @Test func theTimetableListedSkippedSavedAndDeleted() async throws {
+        let config = """
+            time_zone: UTC
+            timers:
+              - {id: main, name: Main, spec: {kind: countdown, duration: "00:05:00"}}
+            schedules:
+              - id: hiit
+                name: HIIT 45
+                timer: main
+                preset: tabata
+                weekly:
+                  - {days: daily, at: ["00:00", "23:59"]}
+
+            """
+        try await withLiveNode(config: config) { node in
+            let list = try await node.pacer(["schedule", "list"])
+            #expect(list.status == 0, "\(list)")
+            let rows = list.output.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+            #expect(rows.first == ["SCHEDULE", "NAME", "TIMER", "SOURCE"], "\(list)")
+            #expect(rows.contains(["hiit", "HIIT", "45", "main", "configuration"]), "\(list)")
+            #expect(list.output.contains(" (UTC):\n"), "\(list)")
+            #expect(rows.contains { $0.starts(with: ["00:00", "HIIT", "45", "main"]) }, "\(list)")
+            #expect(rows.contains { $0.starts(with: ["23:59", "HIIT", "45", "main"]) }, "\(list)")
+
+            // One saved by command, listed with its source, its next class skipped, then deleted.
+            let schedule = #"{"id":"noon","timer":"main","preset":"emom","weekly":[{"days":"daily","at":"12:00"}]}"#
+            expectOK(try await node.pacer(["schedule", "save", "--json", schedule]), "noon: saved")
+            let file = node.directory.appendingPathComponent("late.json")
+            try #"{"id":"late","name":"Late","timer":"main","preset":"amrap","dates":[{"date":"2099-01-01","at":"20:00"}]}"#
+                .write(to: file, atomically: false, encoding: .utf8)
+            expectOK(try await node.pacer(["schedule", "save", "--file", file.path]), "late: saved")
+            let json = try json(try await node.pacer(["schedule", "list", "--json"]))
+            let sources = json["schedules"]?.array?.map { [$0["id"]?.string ?? "?", $0["source"]?.string ?? "?"] }
+            #expect(sources == [["hiit", "configuration"], ["late", "command"], ["noon", "command"]], "\(json)")
+            #expect(json["classes"]?["time_zone"] == "UTC")
+            expectOK(try await node.pacer(["schedule", "skip", "late"]), "late: skipped the class at 2099-01-01T20:00:00.000Z")
+            let again = try await node.pacer(["schedule", "skip", "late"])
+            #expect(again.status == 1 && again.output.contains("(invalid_state)"), "\(again)")
+            expectOK(try await node.pacer(["schedule", "delete", "noon"]), "noon: deleted")
+            let gone = try await node.pacer(["schedule", "delete", "noon"])
+            #expect(gone.status == 1 && gone.output.contains("there is no schedule 'noon'") && gone.output.contains("(unknown_schedule)"), "\(gone)")
+            let refused = try await node.pacer(["schedule", "save", "--json", #"{"id":"x","timer":"main","preset":"tabata","weekly":[{"days":"daily","at":"25:00"}]}"#])
+            #expect(refused.status == 1 && refused.output.contains("(invalid_argument)"), "\(refused)")
+
+            for (arguments, message) in [
+                (["schedule", "skip", "HIIT"], "the schedule id is 1 to 64"),
+                (["schedule", "save"], "give the schedule as --file FILE or --json"),
+                (["schedule", "save", "--json", "{"], "--json is not JSON"),
+                (["schedule", "save", "--json", #"{"id":"a","timer":"main"}"#], "exactly one of"),
+                (["display", "save", "wall", "--json", #"{"type":"lametric"}"#], #"a display's "type" is "awtrix" or "wled""#),
+                (["display", "delete", "a/b"], "the display id is 1 to 64"),
+            ] {
+                let result = try await node.pacer(arguments)
+                #expect(result.status == 64 && result.output.contains(message), "\(arguments): \(result)")
+            }
+        }
+    }
+
+    @Test func displaysSavedListedAndDeleted() async throws {
+        try await withLiveNode { node in
+            let empty = try await node.pacer(["display", "list"])
+            #expect(empty.status == 0 && empty.output.hasPrefix("no displays saved by command"), "\(empty)")
+            expectOK(try await node.pacer(["display", "save", "wall", "--json", #"{"type":"awtrix","prefix":"awtrix_ctl","timers":["main"]}"#]),
+                     "wall: saved")
+            var listed = try await node.pacer(["display", "list"])
+            // The retained document is published after the write: poll briefly for it.
+            for _ in 0..<20 where !listed.output.contains("wall") {
+                try await Task.sleep(for: .milliseconds(100))
+                listed = try await node.pacer(["display", "list"])
+            }
+            #expect(listed.status == 0, "\(listed)")
+            #expect(listed.output.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+                == [["DISPLAY", "TYPE", "PREFIX/TOPIC", "TIMERS"], ["wall", "awtrix", "awtrix_ctl", "main"]], "\(listed)")
+            let bad = try await node.pacer(["display", "save", "wall", "--json", #"{"type":"awtrix","prefix":"awtrix_ctl","timers":["main"],"brightness":0}"#])
+            #expect(bad.status == 1 && bad.output.contains("brightness") && bad.output.contains("(invalid_argument)"), "\(bad)")
+            expectOK(try await node.pacer(["display", "delete", "wall"]), "wall: deleted")
+            let gone = try await node.pacer(["display", "delete", "wall"])
+            #expect(gone.status == 1 && gone.output.contains("(unknown_display)"), "\(gone)")
+        }
+    }
+
     @Test func aNodeWithoutAClassSaysSo() async throws {
         try await withLiveNode { node in
             let list = try await node.pacer(["athlete", "list"])
@@ -268,7 +349,9 @@ struct ControlLiveTests {
 @Suite("Help")
 struct HelpTests {
     @Test(arguments: ["start", "pause", "resume", "toggle", "cancel", "reset", "finish", "skip", "back", "adjust", "ack",
-                      "snooze", "delete", "status", "list", "watch", "athlete", "athlete set", "athlete clear"])
+                      "snooze", "delete", "status", "list", "watch", "athlete", "athlete set", "athlete clear",
+                      "schedule", "schedule list", "schedule skip", "schedule save", "schedule delete",
+                      "display", "display list", "display save", "display delete"])
     func everyControlCommandHasHelpWithExamples(_ command: String) async throws {
         let result = try await runPacer(command.split(separator: " ").map(String.init) + ["--help"], in: FileManager.default.temporaryDirectory)
         #expect(result.status == 0, "\(result)")

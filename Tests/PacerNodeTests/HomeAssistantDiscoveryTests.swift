@@ -28,7 +28,8 @@ enum HomeAssistantSchema {
     /// Home Assistant, so the test refuses any other key).
     static let common: Set<String> = ["platform", "name", "unique_id", "icon", "enabled_by_default", "availability_topic", "qos"]
     static let platformKeys: [String: Set<String>] = [
-        "sensor": common.union(["state_topic", "device_class", "unit_of_measurement", "state_class", "value_template", "options"]),
+        "sensor": common.union(["state_topic", "device_class", "unit_of_measurement", "state_class", "value_template", "options",
+                                 "json_attributes_topic", "json_attributes_template"]),
         "button": common.union(["command_topic", "payload_press"]),
         "select": common.union(["command_topic", "command_template", "options", "state_topic", "value_template"]),
         "event": common.union(["state_topic", "event_types", "value_template", "device_class"]),
@@ -76,7 +77,7 @@ struct HomeAssistantDiscoveryTests {
 
     @Test("every component has the keys its platform requires, and no key its platform does not take")
     func componentKeys() throws {
-        #expect(Set(components.keys) == ["remaining", "phase", "round", "ends_at", "exercise", "next_exercise", "heart_rate", "workout",
+        #expect(Set(components.keys) == ["remaining", "phase", "round", "ends_at", "exercise", "next_exercise", "next_class", "heart_rate", "workout",
                                           "start", "pause", "resume", "skip", "cancel", "ack", "event"])
         for (key, component) in components {
             let platform = try #require(component["platform"]?.string, "\(key) has no platform")
@@ -150,6 +151,24 @@ struct HomeAssistantDiscoveryTests {
         #expect(noHR.config(for: kitchen)["cmps"]?["heart_rate"]?["enabled_by_default"] == false)
     }
 
+    @Test("the Next class sensor reads the retained next: name and local time, or none, with starts_at as an attribute")
+    func nextClass() throws {
+        let sensor = try #require(components["next_class"])
+        let expected = #"{"icon":"mdi:calendar-clock","#
+            + #""json_attributes_template":"{{ {'starts_at': value_json.starts_at, 'schedule': value_json.schedule, 'local_date': value_json.local_date, 'time_zone': value_json.time_zone} | tojson if value and value_json is defined and value_json.starts_at is defined else '{}' }}","#
+            + #""json_attributes_topic":"pacer/gym-1/timers/kitchen_2/next","name":"Next class","platform":"sensor","#
+            + #""state_topic":"pacer/gym-1/timers/kitchen_2/next","unique_id":"pacer_gym-1_kitchen_2_next_class","#
+            + #""value_template":"{{ value_json.name ~ ' at ' ~ value_json.local_time if value and value_json is defined and value_json.name is defined else 'none' }}"}"#
+        #expect(String(decoding: JSONCoding.encode(sensor), as: UTF8.self) == expected)
+        // The topic is the node's own (PacerProtocol's), on every kind of timer.
+        #expect(sensor["state_topic"] == .string(Topics(base: "pacer/gym-1").timer("kitchen_2").next))
+        for kind in TimerKind.allCases {
+            #expect(discovery.config(for: .init(id: "t", name: "T", kind: kind))["cmps"]?["next_class"]?["platform"] == "sensor")
+        }
+        // No skip button: a button's payload is static and skip_next needs the schedule's id.
+        #expect(components.values.allSatisfy { $0["payload_press"]?.string?.contains("skip_next") != true })
+    }
+
     @Test("each button publishes a plain word that the node's parser reads as that button's action")
     func buttons() throws {
         let parser = CommandParser()
@@ -221,7 +240,7 @@ struct HomeAssistantDiscoveryTests {
         // The template is made at all (not the slow path every time).
         let parts = ConfigTemplate(discovery, kind: .countdown)?.parts ?? []
         #expect(parts.filter { $0 == .name }.count == 1)
-        #expect(parts.filter { $0 == .id }.count == 32)  // 15 unique ids, 16 topics, the device id
+        #expect(parts.filter { $0 == .id }.count == 35)  // 16 unique ids, 18 topics, the device id
     }
 }
 

@@ -138,6 +138,16 @@ struct HomeAssistantDiscovery: Sendable, Equatable {
         return "{% if value_json['type'] in [\(list)] %}{{ dict(value_json, event_type=value_json['type']) | tojson }}{% endif %}"
     }
 
+    /// The Next class sensor's state: the class's name and local time, or `none` when the
+    /// retained `next` is empty.
+    static let nextClassTemplate =
+        "{{ value_json.name ~ ' at ' ~ value_json.local_time if value and value_json is defined and value_json.name is defined else 'none' }}"
+
+    /// Its attributes: `starts_at` (ISO 8601 UTC), `schedule`, `local_date`, `time_zone`; none
+    /// (an empty object) when there is no class ahead.
+    static let nextClassAttributesTemplate =
+        "{{ {'starts_at': value_json.starts_at, 'schedule': value_json.schedule, 'local_date': value_json.local_date, 'time_zone': value_json.time_zone} | tojson if value and value_json is defined and value_json.starts_at is defined else '{}' }}"
+
     /// The discovery payload of one timer: `dev`, `o`, the shared availability and QoS, and
     /// `cmps` (sensors, buttons, the event entity). Keys are written in full inside `cmps`.
     func config(for timer: Subject) -> JSONValue {
@@ -179,6 +189,16 @@ struct HomeAssistantDiscovery: Sendable, Equatable {
             component("next_exercise", platform: "sensor", name: "Next exercise", [
                 "state_topic": .string(t.state), "icon": "mdi:arrow-right-bold",
                 "value_template": "{{ value_json.next_label if value_json is defined and value_json.next_label else None }}",
+            ]),
+            // The timer's next scheduled class from the retained `next` (docs/schedules.md):
+            // "HIIT 45 at 18:00" (the schedule's zone), or "none" for its empty payload (no
+            // class ahead, or no schedule targets the timer: this type cannot tell which timers
+            // a schedule targets, so every timer has it). The instant and the rest are attributes.
+            component("next_class", platform: "sensor", name: "Next class", [
+                "state_topic": .string(t.next), "icon": "mdi:calendar-clock",
+                "value_template": .string(Self.nextClassTemplate),
+                "json_attributes_topic": .string(t.next),
+                "json_attributes_template": .string(Self.nextClassAttributesTemplate),
             ]),
             // Starts the timer with a preset or a saved workout; shows the preset it runs.
             component("workout", platform: "select", name: "Workout", [
