@@ -43,7 +43,7 @@ extension ControlCommand {
     /// `skip_next`: the schedule's next class is skipped.
     public static func skipNext(_ id: String) throws(ControlError) -> ControlCommand {
         try checkID(.string(id), of: "the schedule id", flag: nil)
-        return ControlCommand(NodeCommand(request: .skipNext(id: id)))
+        return ControlCommand(NodeCommand(request: .skipNext(schedule: id, timer: nil)))
     }
 
     /// `save_display` of display `id` from its settings as JSON (docs/displays.md): `type`

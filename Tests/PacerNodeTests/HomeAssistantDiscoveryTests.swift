@@ -78,7 +78,7 @@ struct HomeAssistantDiscoveryTests {
     @Test("every component has the keys its platform requires, and no key its platform does not take")
     func componentKeys() throws {
         #expect(Set(components.keys) == ["remaining", "phase", "round", "ends_at", "exercise", "next_exercise", "next_class", "heart_rate", "workout",
-                                          "start", "pause", "resume", "skip", "cancel", "ack", "event"])
+                                          "start", "pause", "resume", "skip", "cancel", "ack", "skip_next", "event"])
         for (key, component) in components {
             let platform = try #require(component["platform"]?.string, "\(key) has no platform")
             for required in HomeAssistantSchema.componentRequired + (HomeAssistantSchema.platformRequired[platform] ?? ["?"]) {
@@ -165,8 +165,11 @@ struct HomeAssistantDiscoveryTests {
         for kind in TimerKind.allCases {
             #expect(discovery.config(for: .init(id: "t", name: "T", kind: kind))["cmps"]?["next_class"]?["platform"] == "sensor")
         }
-        // No skip button: a button's payload is static and skip_next needs the schedule's id.
-        #expect(components.values.allSatisfy { $0["payload_press"]?.string?.contains("skip_next") != true })
+        // The Skip next class button: skip_next on the timer's own topic, read by the node's parser.
+        let skip = try #require(components["skip_next"])
+        #expect(skip["platform"] == "button" && skip["command_topic"] == .string(Topics(base: "pacer/gym-1").timer("kitchen_2").command))
+        let press = try #require(skip["payload_press"]?.string)
+        #expect(try CommandParser().parse(Array(press.utf8), timerID: "kitchen_2").get().request == .skipNext(schedule: nil, timer: "kitchen_2"))
     }
 
     @Test("each button publishes a plain word that the node's parser reads as that button's action")
@@ -240,7 +243,7 @@ struct HomeAssistantDiscoveryTests {
         // The template is made at all (not the slow path every time).
         let parts = ConfigTemplate(discovery, kind: .countdown)?.parts ?? []
         #expect(parts.filter { $0 == .name }.count == 1)
-        #expect(parts.filter { $0 == .id }.count == 35)  // 16 unique ids, 18 topics, the device id
+        #expect(parts.filter { $0 == .id }.count == 37)  // 17 unique ids, 19 topics, the device id
     }
 }
 

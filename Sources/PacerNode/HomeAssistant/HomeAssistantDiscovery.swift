@@ -218,6 +218,10 @@ struct HomeAssistantDiscovery: Sendable, Equatable {
                 "command_topic": .string(t.command), "payload_press": .string(button.action.rawValue), "icon": .string(button.icon),
             ]))
         }
+        // Skips the next class on this timer (`skip_next` on its own topic; docs/schedules.md).
+        components.append(component("skip_next", platform: "button", name: "Skip next class", [
+            "command_topic": .string(t.command), "payload_press": "{\"action\":\"skip_next\"}", "icon": "mdi:calendar-remove",
+        ]))
         components.append(component("event", platform: "event", name: "Event", [
             "state_topic": .string(t.event), "event_types": .array(Self.eventTypes.map { .string($0.rawValue) }),
             "value_template": .string(Self.eventTemplate),
