@@ -19,7 +19,7 @@ const example = (name) => {
 };
 
 // docs/API.md's `<base>/displays`, with a WLED light beside it.
-const DISPLAYS = '{"displays":[{"display":"wall","type":"awtrix","prefix":"awtrix_gym","timers":["main"]},{"display":"door","type":"wled","topic":"wled/door","timers":["main","hall"],"brightness":128}],"configured":1}';
+const DISPLAYS = '{"displays":[{"display":"wall","type":"awtrix","prefix":"awtrix_gym","timers":["main"]},{"display":"door","type":"wled","topic":"wled/door","timer":"main","brightness":128}],"configured":1}';
 
 test("the retained displays are read, sorted by id; empty is none; junk is nothing", () => {
   const d = D.parseDisplays(DISPLAYS);
@@ -34,19 +34,21 @@ test("the retained displays are read, sorted by id; empty is none; junk is nothi
 test("each display in one line", () => {
   const [door, wall] = D.parseDisplays(DISPLAYS).displays;
   assert.equal(D.describe(wall), "wall · AWTRIX clock awtrix_gym · main");
-  assert.equal(D.describe(door), "door · WLED light wled/door · main, hall · brightness 128");
+  assert.equal(D.describe(door), "door · WLED light wled/door · main · brightness 128");
 });
 
 test("an AWTRIX clock's form gives the protocol's save_display: members flat, timers a list", () => {
   const c = D.saveCommand({ type: "awtrix", display: " wall ", prefix: "awtrix_gym", timers: "main", topic: "ignored", brightness: "9" });
   assert.deepEqual(c.body, example("save a display").payload);
+  assert.deepEqual(D.saveCommand({ type: "awtrix", display: "wall", prefix: "p", timers: "main, hall" }).body.timers, ["main", "hall"]);
 });
 
-test("a WLED light's form: topic, timers and brightness as a number; blank brightness left out", () => {
-  assert.deepEqual(D.saveCommand({ type: "wled", display: "door", topic: "wled/door", timers: "main, hall", brightness: "128" }).body,
-    { action: "save_display", display: "door", type: "wled", topic: "wled/door", brightness: 128, timers: ["main", "hall"] });
+test("a WLED light's form: topic, its one timer (as the list `timers`) and brightness as a number; blank brightness left out", () => {
+  assert.deepEqual(D.saveCommand({ type: "wled", display: "door", topic: "wled/door", timers: "main", brightness: "128" }).body,
+    { action: "save_display", display: "door", type: "wled", topic: "wled/door", brightness: 128, timers: ["main"] });
   assert.deepEqual(D.saveCommand({ type: "wled", display: "door", topic: "wled/door", timers: "main", brightness: " " }).body,
     { action: "save_display", display: "door", type: "wled", topic: "wled/door", timers: ["main"] });
+  assert.equal(D.saveCommand({ type: "wled", display: "door", topic: "wled/door", timers: "main, hall" }).error.field, "timers", "a light shows one timer");
   // The node checks the range (its message names the key); the page sends what was typed.
   assert.equal(D.saveCommand({ type: "wled", display: "door", topic: "wled/door", timers: "main", brightness: "0" }).body.brightness, 0);
 });

@@ -102,9 +102,12 @@ function createClasses({ cfg, conn, confirm }) {
     setText(el.dOk, r.ok ? r.text : "");
   }
 
-  /** The form's fields for its kind: a prefix for an AWTRIX clock, a topic and brightness for a WLED light. */
+  /** The form's fields for its kind: a prefix and timers for an AWTRIX clock, a topic, one timer and brightness for a WLED light. */
   function showKind() {
     for (const f of el.dialog.querySelectorAll("[data-for]")) f.hidden = f.dataset.for !== el.type.value;
+    const one = el.type.value === "wled";
+    setText(el.dialog.querySelector('label[for="d-timers"]'), one ? "Timer" : "Timers");
+    el.timers.placeholder = one ? "main" : "main, hall";
   }
 
   async function save() {

@@ -41,9 +41,10 @@ function timerList(text) { return String(text || "").split(/[\s,]+/).filter(Bool
 /**
  * The `save_display` command from the form's values `f` ({display, type, prefix, topic,
  * timers, brightness}, strings as typed): `{body}`, or `{error: {field, message}}` for what
- * the page can tell before sending. The display's members sit flat beside `display`; its
- * timers go as a list (`timers`), an AWTRIX clock's under `prefix`, a WLED light's under
- * `topic` with its `brightness` (a number; left out when blank).
+ * the page can tell before sending. The display's members sit flat beside `display`, its
+ * timers always as a list (`timers`, docs/API.md): an AWTRIX clock's `prefix` (one custom app
+ * per timer); a WLED light's `topic`, its one timer and its `brightness` (a number; left out
+ * when blank).
  */
 function saveCommand(f) {
   const id = String(f.display || "").trim();
@@ -59,6 +60,7 @@ function saveCommand(f) {
     const topic = String(f.topic || "").trim();
     if (!topic) return { error: { field: "topic", message: "the light's MQTT topic (wled/…)" } };
     body.topic = topic;
+    if (timers.length > 1) return { error: { field: "timers", message: "a WLED light shows one timer" } };
     const b = String(f.brightness == null ? "" : f.brightness).trim();
     if (b !== "") {
       const n = Number(b);

@@ -1,0 +1,102 @@
+"""The node's timetable on the page (examples/dashboard/timetable.js, classes.js), run by suite.py.
+
+An idle timer's next class: the test publishes, retained on the real broker, the `next`
+document a node with `schedules:` publishes (docs/API.md) for an idle timer, with a class
+12 min 30 s ahead, and reads the line on screen: "Next: HIIT 45 at 18:00 · in 12:29" (or 12:30),
+matching the time left on this machine's clock (the node's), and ticking locally a second
+later; the empty retained payload (no class ahead) takes the line away. Then the phone page's
+Classes sheet against the real node: today's classes (none on this node), a WLED light with
+brightness 0 refused with the node's own message shown (the same as its reply to that command
+sent directly), an AWTRIX clock whose apps clash refused, one saved and listed from the
+retained `<base>/displays`, and deleted again. Screenshots: next-class-*.png, classes-phone.png.
+"""
+import json
+import os
+import subprocess
+import time
+
+from selenium.webdriver.common.by import By
+
+TIMER = "nextup"
+
+
+def pub_retained(env, topic, payload):
+    subprocess.run(["mosquitto_pub", "-p", str(env.mqtt_port), "-h", "127.0.0.1", "-q", "1", "-r", "-t", topic,
+                    "-m", payload], check=True)
+
+
+def clock_text(ms):
+    secs = -(-int(ms) // 1000)
+    h, m, s = secs // 3600, secs % 3600 // 60, secs % 60
+    return "%d:%02d:%02d" % (h, m, s) if h else "%d:%02d" % (m, s)
+
+
+def test_next_class(env, pages, base, node, art, check, wait):
+    created = env.request({"action": "create", "timer": TIMER, "name": "Next class", "id": "tt-create",
+                           "spec": {"kind": "countdown", "duration": "10m"}})
+    check(created and created.get("ok") is not False, "an idle timer %r to show a next class on (%s)" % (TIMER, created))
+    starts = int(time.time() * 1000) + (12 * 60 + 30) * 1000
+    doc = {"timer": TIMER, "schedule": "hiit", "name": "HIIT 45", "starts_at": "2026-11-30T18:00:00Z",
+           "starts_at_ms": starts, "local_date": "2026-11-30", "local_time": "18:00", "time_zone": "Europe/London",
+           "grace_ms": 300000, "preset": "tabata"}
+    topic = "%s/timers/%s/next" % (base, TIMER)
+    pub_retained(env, topic, json.dumps(doc))
+    try:
+        pages.open("?node=%s&timer=%s" % (node, TIMER))
+        line = lambda: pages.text("next")
+        wait(lambda: pages.phase() == "idle" and " · in " in line(), 15, "the next class on the idle clock")
+        shown, now = pages.js("return [document.getElementById('next').textContent, window.__realNow()]")
+        want = "Next: HIIT 45 at 18:00 · in " + clock_text(starts - now)
+        check(shown == want, "idle clock: %r = the class's time left on the node's clock (%r)" % (shown, want))
+        time.sleep(1.2)
+        later = line()
+        check(later != shown and later.startswith("Next: HIIT 45 at 18:00 · in 12:"), "the countdown ticks on the page: %r, then %r" % (shown, later))
+        check(pages.text("phase") == "Ready", "the phase line stays 'Ready' (%r)" % pages.text("phase"))
+        pages.shot("next-class-1920x1080")
+        pages.shot("next-class-phone", (390, 844))
+        pub_retained(env, topic, "")
+        wait(lambda: line() == "", 5, "the line gone once no class is ahead")
+        check(True, "an empty retained next takes the line away")
+    finally:
+        pub_retained(env, topic, "")
+
+    # The Classes sheet.
+    pages.press("Classes")
+    wait(lambda: pages.js("return document.getElementById('classes').open"), 5, "the Classes sheet")
+    wait(lambda: pages.text("classes-day") not in ("", "Asking the node…") or pages.text("classes-error"), 8, "today's classes from the node")
+    check(pages.text("classes-day") == "No classes today." and pages.text("classes-error") == "",
+          "today's classes on a node without schedules: %r %r" % (pages.text("classes-day"), pages.text("classes-error")))
+    pages.js("const t = document.getElementById('d-type'); t.value = 'wled'; t.dispatchEvent(new Event('change'))")
+    for label, value in (("Display id", "door"), ("Topic", "wled/door"), ("Timer", TIMER), ("Brightness", "0")):
+        pages.fill(label, value, "#classes")
+    pages.press("Save display", "#classes")
+    wait(lambda: pages.text("displays-error"), 6, "the node's refusal")
+    shown = pages.text("displays-error")
+    body = {"action": "save_display", "display": "door", "type": "wled", "topic": "wled/door", "brightness": 0, "timers": [TIMER], "id": "tt-wled"}
+    said = ((env.request(body) or {}).get("error") or {}).get("message")
+    check(said and shown == said, "a WLED light with brightness 0: the node's own message shown (%r)" % shown)
+    pages.js("const t = document.getElementById('d-type'); t.value = 'awtrix'; t.dispatchEvent(new Event('change'))")
+    for label, value in (("Display id", "wall"), ("Prefix", "awtrix_test"), ("Timers", TIMER + ", " + TIMER + "2")):
+        pages.fill(label, value, "#classes")
+    pages.press("Save display", "#classes")
+    wait(lambda: "clash" in pages.text("displays-error"), 6, "the node's refusal of clashing apps")
+    check(True, "an AWTRIX clock whose apps clash: the node's message shown (%r)" % pages.text("displays-error"))
+    pages.fill("Timers", TIMER, "#classes")
+    pages.js("const t = document.getElementById('d-type'); t.value = 'awtrix'; t.dispatchEvent(new Event('change'))")
+    pages.press("Save display", "#classes")
+    row = lambda: pages.js("const r = document.querySelector('#displays-list [data-display=\"wall\"]'); return r ? r.textContent : null")
+    wait(row, 6, "the saved clock listed from <base>/displays")
+    retained = json.loads(env.retained(base + "/displays") or "{}")
+    saved = [d for d in retained.get("displays", []) if d.get("display") == "wall"]
+    check(saved and saved[0].get("prefix") == "awtrix_test" and saved[0].get("timers") == [TIMER] and pages.text("displays-error") == "",
+          "an AWTRIX clock saved from the page: on <base>/displays %s, listed %r" % (saved, row()))
+    pages.shot("classes-phone", (390, 844))
+    pages.tap(pages.d.find_element(By.CSS_SELECTOR, '#displays-list [data-display="wall"] button'))
+    wait(lambda: pages.js("return document.getElementById('confirm').open"), 5, "the question")
+    pages.tap(pages.d.find_element(By.ID, "confirm-yes"))
+    wait(lambda: row() is None, 6, "the clock gone from the list")
+    gone = json.loads(env.retained(base + "/displays") or "{}")
+    check(not any(d.get("display") == "wall" for d in gone.get("displays", [])), "Delete: the node forgets the clock")
+    pages.js("document.getElementById('classes').close()")
+    pages.size(1920, 1080)
+    env.request({"action": "delete", "timer": TIMER, "id": "tt-delete"})
