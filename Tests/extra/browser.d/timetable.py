@@ -60,12 +60,16 @@ def test_next_class(env, pages, base, node, art, check, wait):
     finally:
         pub_retained(env, topic, "")
 
-    # The Classes sheet.
+    # The Classes sheet: first on a node without schedules.
     pages.press("Classes")
     wait(lambda: pages.js("return document.getElementById('classes').open"), 5, "the Classes sheet")
     wait(lambda: pages.text("classes-day") not in ("", "Asking the node…") or pages.text("classes-error"), 8, "today's classes from the node")
     check(pages.text("classes-day") == "No classes today." and pages.text("classes-error") == "",
           "today's classes on a node without schedules: %r %r" % (pages.text("classes-day"), pages.text("classes-error")))
+    pages.js("document.getElementById('classes').close()")
+    test_schedule(env, pages, base, check, wait)
+    pages.press("Classes")
+    wait(lambda: pages.js("return document.getElementById('classes').open"), 5, "the Classes sheet again")
     pages.js("const t = document.getElementById('d-type'); t.value = 'wled'; t.dispatchEvent(new Event('change'))")
     for label, value in (("Display id", "door"), ("Topic", "wled/door"), ("Timer", TIMER), ("Brightness", "0")):
         pages.fill(label, value, "#classes")
@@ -100,3 +104,44 @@ def test_next_class(env, pages, base, node, art, check, wait):
     pages.js("document.getElementById('classes').close()")
     pages.size(1920, 1080)
     env.request({"action": "delete", "timer": TIMER, "id": "tt-delete"})
+
+
+def test_schedule(env, pages, base, check, wait):
+    """A schedule saved on the real node with two classes later today (the node's zone, this
+    machine's): the node's own `next` shows on the idle clock, the Classes sheet lists both with
+    Skip on the first, and Skip from the page skips it on the node."""
+    now = time.time()
+    first, second = time.localtime(now + 3600), time.localtime(now + 7200)
+    if second.tm_yday != time.localtime(now).tm_yday:
+        print("note the schedule's check needs two hours left in the day; skipped", flush=True)
+        return
+    at = [time.strftime("%H:%M", first), time.strftime("%H:%M", second)]
+    day = time.strftime("%Y-%m-%d", first)
+    saved = env.request({"action": "save_schedule", "id": "tt-schedule", "schedule": {
+        "id": "ttclass", "name": "Test class", "timer": TIMER, "preset": "tabata",
+        "dates": [{"date": day, "at": a} for a in at]}})
+    check(saved and saved.get("ok") is not False, "save_schedule with two classes today at %s (%s)" % (", ".join(at), saved))
+    try:
+        line = lambda: pages.text("next")
+        wait(lambda: line().startswith("Next: Test class at %s · in " % at[0]), 8, "the node's own next class on the idle clock")
+        check(True, "the node's next document on the idle clock: %r" % line())
+        pages.press("Classes")
+        wait(lambda: pages.js("return document.querySelectorAll('#classes-list li').length") == 2, 8, "today's two classes")
+        rows = pages.js("return [...document.querySelectorAll('#classes-list li')].map(li => [li.querySelector('.class-time').textContent,"
+                        " li.querySelector('.class-name').textContent, li.querySelector('.class-status').textContent, !!li.querySelector('button')])")
+        check(rows == [[at[0], "Test class", "upcoming", True], [at[1], "Test class", "upcoming", False]],
+              "today's classes, Skip on the schedule's next one: %s" % rows)
+        pages.shot("classes-list-phone", (390, 844))
+        pages.tap(pages.d.find_element(By.CSS_SELECTOR, "#classes-list li button"))
+        wait(lambda: pages.js("return document.getElementById('confirm').open"), 5, "the question before a skip")
+        pages.tap(pages.d.find_element(By.ID, "confirm-yes"))
+        status = lambda: pages.js("return [...document.querySelectorAll('#classes-list .class-status')].map(e => e.textContent)")
+        wait(lambda: (status() or [""])[0].startswith("skipped"), 8, "the first class skipped")
+        buttons = pages.js("return [...document.querySelectorAll('#classes-list li')].map(li => !!li.querySelector('button'))")
+        check(buttons == [False, True], "Skip from the page: %s, the Skip now on the second class" % status())
+        pages.js("document.getElementById('classes').close()")
+        pages.size(1920, 1080)
+        wait(lambda: line().startswith("Next: Test class at %s" % at[1]), 8, "the next class moved to the second")
+        check(True, "the idle clock's next class moved on: %r" % line())
+    finally:
+        env.request({"action": "delete_schedule", "schedule": "ttclass", "id": "tt-unschedule"})
