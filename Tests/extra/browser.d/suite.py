@@ -1696,6 +1696,7 @@ def main():
                          ("sign in", lambda: test_sign_in(env, pages)),
                          ("the node's speaker, the flash, a rest back to ready", lambda: test_speaker_flash_and_rest(env, pages)),
                          ("the timetable", lambda: timetable.test_next_class(env, pages, BASE, NODE, ART, check, wait)),
+                         ("a rest until recovered", lambda: timetable.test_rest_until_recovered(env, pages, BASE, NODE, check, wait)),
                          ("spoken cues", lambda: speech.test_spoken_cues(env, pages, BASE, NODE, check, wait)),
                          ("older addresses; a page that cannot start", lambda: test_older_address_and_no_start(env, pages)),
                          ("installable", lambda: test_installable(env, pages))):

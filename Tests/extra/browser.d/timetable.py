@@ -145,3 +145,31 @@ def test_schedule(env, pages, base, check, wait):
         check(True, "the idle clock's next class moved on: %r" % line())
     finally:
         env.request({"action": "delete_schedule", "schedule": "ttclass", "id": "tt-unschedule"})
+
+
+def test_rest_until_recovered(env, pages, base, node, check, wait):
+    """A rest timer that ends on recovery (alice's strap below 100 bpm, at most 1:30), started on
+    the real node: while it waits the phase line reads "Rest · until recovered (≤ 1:30)" with the
+    time left to its longest end, the digits beside it; alice's reading of 80 bpm ends it."""
+    timer = "recover"
+    env.pub("hr/alice", "150")
+    started = env.request({"action": "start", "timer": timer, "id": "tt-recover", "name": "Recovery",
+                           "spec": {"kind": "rest", "duration": {"until_hr": {"below_bpm": 100, "who": "alice", "max": "90s"}}}})
+    check(started and started.get("ok") is not False, "a rest until recovered started (%s)" % (started or {}).get("error"))
+    try:
+        pages.open("?node=%s&timer=%s" % (node, timer))
+        phase = lambda: pages.text("phase")
+        wait(lambda: phase().startswith("Rest · until recovered (≤ 1:"), 10, "the rest waiting for recovery")
+        st = env.state(timer)
+        shown, digits, now = pages.js("return [document.getElementById('phase').textContent, document.getElementById('digits').textContent, window.__realNow()]")
+        left = -(-int(st["ends_at_ms"] - now) // 1000)
+        want = "Rest · until recovered (≤ %d:%02d)" % (left // 60, left % 60)
+        check(st.get("until_hr") and "recovered_at_ms" not in st and shown == want and digits == want[-5:-1],
+              "waiting: %r, digits %r (the node's max end: %r)" % (shown, digits, want))
+        pages.shot("rest-until-recovered-phone", (390, 844))
+        pages.size(1920, 1080)
+        env.pub("hr/alice", "80")
+        wait(lambda: not phase().startswith("Rest · until"), 8, "the rest over once alice recovered")
+        check(True, "recovered: the phase line reads %r" % phase())
+    finally:
+        env.request({"action": "delete", "timer": timer, "id": "tt-recover-delete"})
