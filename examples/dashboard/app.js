@@ -4,7 +4,8 @@
 // their exact instants, the controls (controls.js), the set-up sheet (setup.js), sign-in
 // (signin.js), the footer (footer.js), this screen's sound and flash (soundflash.js) at the
 // cues' instants (cues.js), the node's spoken cues said by the browser (speech.js), and the
-// phone's lock screen, vibration, notifications and wake lock (phone.js). Each part owns its
+// phone's lock screen, vibration, notifications and wake lock (phone.js), and the Classes sheet
+// (classes.js: today's classes, the node's displays). Each part owns its
 // state; this file hands each the others it needs.
 // Logic without the DOM is tested in Node (Tests/page/). See docs/dashboard.md.
 // ES modules, no build step: index.html loads this file with <script type="module">, and a
@@ -23,6 +24,7 @@ import { createFooter } from "./footer.js";
 import { createSoundFlash } from "./soundflash.js";
 import { SpokenCues } from "./speech.js";
 import { createPhone } from "./phone.js";
+import { createClasses } from "./classes.js";
 import { createBanner, confirmDialog, wireDialogCloses, $ } from "./ui.js";
 
 // An address that gives the broker in parts (host, port, path, tls) is read in its new form,
@@ -54,6 +56,7 @@ const grid = createGrid({ cfg, conn, view, link, go, command: controls.command, 
 const footer = createFooter({ cfg, conn, legacy, link, go, banner });
 const phone = createPhone({ cfg, conn, view, command: controls.command, localNow, forTimer });
 const signin = createSignIn({ cfg, banner });
+const classes = createClasses({ cfg, conn, confirm: confirmDialog });
 const sw = { state: "none" };
 let flipTimer = null;
 
@@ -70,7 +73,7 @@ const app = {
 };
 window.pacerDashboard = {
   app, cfg, legacy, conn, cues, sound: sinks.sound, flash: sinks.flash, speech: sinks.speech, spoken,
-  media: phone.media, wake: phone.wake, setup: setup.state,
+  media: phone.media, wake: phone.wake, setup: setup.state, classes: classes.state,
   localNow, nodeNow: () => conn.nodeNow(), go,
 };
 
@@ -100,6 +103,8 @@ function onChange(c) {
     case "workouts": setup.renderChoices(); break;
     case "sound": footer.renderSpeaker(); break;
     case "athletes": footer.renderClassLink(); break;
+    case "displays": classes.renderDisplays(); break;
+    case "next": render(); break;
     case "gone": cues.forget(c.timer); spoken.forget(c.timer); render(); break;
     case "state": cues.predict(c.timer, c.state); render(); break;
     case "event": {
@@ -119,6 +124,7 @@ function onChange(c) {
 function render() {
   clearTimeout(flipTimer);
   footer.renderStatus();
+  classes.renderButton();
   const next = cfg.timer ? single.render() : grid.render();
   phone.updateMedia();
   phone.updateWake();
@@ -178,6 +184,7 @@ function start() {
   grid.wire();
   footer.wire();
   setup.wire();
+  classes.wire();
   signin.wire(conn.client);
   sinks.wire({
     vibrate: phone.vibrate, resched: () => cues.all(conn.node.timers),

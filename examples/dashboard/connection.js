@@ -16,7 +16,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * page's settings (broker, mqtt, node, base, resyncMs), `localNow` the page's monotonic clock
  * in epoch ms, `Client` mqtt.js's (a stand-in in tests).
  * hooks (each optional): `render()` (anything shown may have changed), `base(base)` (the node
- * is known), `change(c)` (a nodestate.js change: info, workouts, sound, athletes, state, gone,
+ * is known), `change(c)` (a nodestate.js change: info, workouts, sound, athletes, displays, state, next, gone,
  * event, say), `synced(moved)` (a round of clock requests ended with an answer; `moved`: the
  * offset moved by more than half a millisecond).
  */
@@ -76,7 +76,8 @@ class Connection {
   setBase(base) {
     this.node.base = base;
     this.syncVia = null;
-    const subs = [base + "/status", base + "/info", base + "/workouts", base + "/sound", base + "/athletes", base + "/timers/+/state", base + "/timers/+/event",
+    const subs = [base + "/status", base + "/info", base + "/workouts", base + "/sound", base + "/athletes", base + "/displays", base + "/timers/+/state", base + "/timers/+/event",
+      base + "/timers/+/next",
       base + "/timers/+/say", base + "/cue_ahead", base + "/reply", this.replyTopic()];
     this.client.subscribe(subs, 1);
     if (this.client.connected) this.resync();

@@ -1,10 +1,12 @@
 // grid.js: the grid of all timers (no `?timer=`): a card per timer, in the node's order,
-// with its name, phase, digits, label, round and progress, and its own Start / Pause /
+// with its name, phase, digits, label (an idle timer's next class, timetable.js), round and
+// progress, and its own Start / Pause /
 // Resume and Acknowledge; a card opens its timer without reloading; New timer opens the
 // set-up sheet. The columns are views.js's (every card on a wall screen without scrolling).
 // app.js calls `render()` at every flip and change. See docs/dashboard.md, "What it shows".
 import { toggleFor } from "./clock.js";
 import { PHASE_TEXT, gridColumns } from "./views.js";
+import { nextLine } from "./timetable.js";
 import { $, setText } from "./ui.js";
 
 /**
@@ -51,7 +53,9 @@ function createGrid({ cfg, conn, view, link, go, command, openSetup }) {
       const cd = card.querySelector(".card-digits"), ct = v.text || "--:--";
       setText(cd, ct);
       cd.dataset.len = String(Math.max(4, ct.length));
-      setText(card.querySelector(".card-label"), st && v.text ? st.label || "" : "");
+      const klass = st && v.text && st.status === "idle" ? nextLine(conn.node.next.get(id), conn.nodeNow()) : null;
+      setText(card.querySelector(".card-label"), klass && klass.text ? klass.text : st && v.text ? st.label || "" : "");
+      if (klass && klass.next != null && (next == null || klass.next < next)) next = klass.next;
       setText(card.querySelector(".card-round"), st && v.text && st.rounds > 1 ? st.round + "/" + st.rounds : "");
       card.querySelector(".card-bar div").style.width = (v.v && v.v.progress != null ? v.v.progress * 100 : 0).toFixed(2) + "%";
       // The card's own controls: Start / Pause / Resume, and Acknowledge while it rings.

@@ -1,7 +1,8 @@
 // nodestate.js: what the wall page knows of its one node, from the topics under the node's
 // base, with no DOM and no MQTT: online or not (`status`), its `info`, the saved workouts
-// (`workouts`), its speaker (`sound`), its class (`athletes`), each timer's latest retained
-// `state` (an older revision never goes back) and the phase each timer was in before its
+// (`workouts`), its speaker (`sound`), its class (`athletes`), its displays saved by command
+// (`displays`), each timer's latest retained `state` (an older revision never goes back) and
+// next class (`next`, timetable.js) and the phase each timer was in before its
 // latest event (for the notifications); the spoken cues (a timer's `say`, `cue_ahead`) pass
 // through, read by speech.js. connection.js feeds it the messages and says what
 // changed to the page; Tests/page/nodestate.test.mjs tests this very file in Node against
@@ -9,6 +10,8 @@
 import { parseSound } from "./speaker.js";
 import { statesFromList } from "./desk.js";
 import { parseSpoken } from "./speech.js";
+import { parseNext } from "./timetable.js";
+import { parseDisplays } from "./displays.js";
 
 /** The base a node's `info` announces (`pacer/<node>/info`, or its `base_topic`), else null. */
 function discoverBase(topic, payload) {
@@ -27,6 +30,8 @@ class NodeState {
     this.speaker = null;        // `sound`: {available, muted, volume}, null: none heard
     this.athletes = null;       // `athletes` as it came (a class), null: none
     this.phaseOf = new Map();   // timer -> its phase before the latest event
+    this.next = new Map();      // timer -> its next class (timetable.js's parseNext), absent: none
+    this.displays = null;       // `displays` (displays.js's parseDisplays), null: none heard
   }
 
   /** A topic under the base, without it (`status`, `timers/main/state`), or null. */
@@ -37,8 +42,9 @@ class NodeState {
 
   /**
    * One message on `rel` (under the base). Returns what changed, or null for nothing:
-   * `{what}` with what `status`, `info`, `workouts`, `sound`, `athletes`, `reply` (for the
-   * requests), `state` (with `timer` and `state`), `gone` (a timer's state cleared: deleted),
+   * `{what}` with what `status`, `info`, `workouts`, `sound`, `athletes`, `displays`, `reply` (for the
+   * requests), `state` (with `timer` and `state`), `next` (with `timer`: its next class changed),
+   * `gone` (a timer's state cleared: deleted),
    * `event` (with `timer` and `event`) or `say` (with `timer` and `say`, speech.js's
    * parseSpoken: a timer's `say`, or an announcement on `cue_ahead` that says something).
    * Junk is ignored; a retained state older than the one known is too (a live one is taken as
@@ -56,14 +62,20 @@ class NodeState {
     }
     if (rel === "sound") { this.speaker = parseSound(payload); return { what: "sound" }; }
     if (rel === "athletes") { this.athletes = payload || null; return { what: "athletes" }; }
+    if (rel === "displays") { const d = parseDisplays(payload); if (!d) return null; this.displays = d; return { what: "displays" }; }
     if (rel === "reply" || rel.startsWith("reply/")) return { what: "reply" };
     if (rel === "cue_ahead") { const say = payload ? parseSpoken(payload, null) : null; return say ? { what: "say", timer: say.timer, say } : null; }
-    const t = /^timers\/([^/]+)\/(state|event|say)$/.exec(rel);
+    const t = /^timers\/([^/]+)\/(state|event|say|next)$/.exec(rel);
     if (!t) return null;
     const id = t[1];
+    if (t[2] === "next") {
+      const n = parseNext(payload);
+      if (n) this.next.set(id, n); else if (!payload) this.next.delete(id); else return null;
+      return { what: "next", timer: id };
+    }
     if (t[2] === "say") { const say = payload ? parseSpoken(payload, id) : null; return say ? { what: "say", timer: id, say } : null; }
     if (t[2] === "state") {
-      if (!payload) { this.timers.delete(id); this.phaseOf.delete(id); return { what: "gone", timer: id }; }
+      if (!payload) { this.timers.delete(id); this.phaseOf.delete(id); this.next.delete(id); return { what: "gone", timer: id }; }
       let st; try { st = JSON.parse(payload); } catch (e) { return null; }
       const old = this.timers.get(id);
       if (old && st.revision != null && old.revision != null && st.revision < old.revision && retain) return null;

@@ -1,10 +1,11 @@
 // single.js: the single big clock (`?timer=`): the phase in words, the timer's name, label,
-// next exercise, round and set, the heart rate, the progress ring and bar, and the digits
+// next exercise (an idle timer's next class, timetable.js), round and set, the heart rate, the progress ring and bar, and the digits
 // sized to fill the screen; the controls enabled by what the timer may do now. What it shows
 // is views.js's; the controls' clicks are controls.js's. app.js calls `render()` at every
 // flip and change. See docs/dashboard.md, "What it shows".
 import { toggleFor } from "./clock.js";
 import { PHASE_TEXT } from "./views.js";
+import { nextLine, recoveryLine } from "./timetable.js";
 import { $, setText } from "./ui.js";
 
 /** The statuses in which Cancel and Finish do something (the others are disabled). */
@@ -35,7 +36,9 @@ function createSingle({ cfg, conn, view }) {
     el.body.dataset.phase = phase;
     el.body.dataset.status = st ? st.status : "none";
     document.title = (v.text ? v.text + " · " : "") + (st ? st.name || st.id : cfg.timer) + " · Pacer";
-    setText(el.phase, PHASE_TEXT[phase] || phase);
+    const recovery = recoveryLine(st, conn.nodeNow());
+    setText(el.phase, recovery || PHASE_TEXT[phase] || phase);
+    el.phase.classList.toggle("long", recovery != null);
     setText(el.name, st ? st.name || st.id : cfg.timer);
     const text = v.text || "--:--";
     setText(el.digits, text);
@@ -48,13 +51,17 @@ function createSingle({ cfg, conn, view }) {
       return null;
     }
     setText(el.label, st.label || "");
-    setText(el.next, st.next_label ? "Next: " + st.next_label : "");
+    // An idle timer shows its next class (the node's timetable), counting down to it.
+    const klass = st.status === "idle" ? nextLine(node.next.get(cfg.timer), conn.nodeNow()) : null;
+    setText(el.next, klass && klass.text ? klass.text : st.next_label ? "Next: " + st.next_label : "");
+    el.next.classList.toggle("class-next", !!(klass && klass.text));
     setText(el.round, st.rounds > 1 ? "Round " + st.round + "/" + st.rounds : "");
     setText(el.set, st.sets > 1 ? "Set " + st.set + "/" + st.sets : "");
     renderHR(st);
     setRing(v.v.progress);
     updateControls(st, true);
-    return v.v.next;
+    const flips = [v.v.next, klass && klass.next].filter((x) => x != null);
+    return flips.length ? Math.min(...flips) : null;
   }
 
   /**

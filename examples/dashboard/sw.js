@@ -20,7 +20,8 @@ const FILES = [
   "./", "index.html", "style.css", "boot.js", "legacy.js", "mqtt.js", "mqttcodec.js", "sound.js", "clock.js",
   "durations.js", "fields.js", "forms.js", "media.js", "flash.js", "speaker.js", "desk.js", "offset.js",
   "settings.js", "nodestate.js", "connection.js", "views.js", "cues.js", "ui.js", "single.js", "grid.js", "controls.js",
-  "setup.js", "setupfields.js", "setupchoices.js", "signin.js", "footer.js", "soundflash.js", "speech.js", "phone.js", "app.js",
+  "setup.js", "setupfields.js", "setupchoices.js", "signin.js", "footer.js", "soundflash.js", "speech.js", "phone.js",
+  "timetable.js", "displays.js", "classes.js", "app.js",
   "class.html", "class.css", "classview.js", "tcx.js", "class.js",
   "manifest.webmanifest", "icon-192.png", "icon-512.png", "icon-maskable-512.png",
 ];

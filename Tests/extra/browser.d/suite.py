@@ -29,6 +29,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 import speech  # the spoken cues' check (beside this file)
+import timetable  # an idle clock's next class, the Classes sheet (beside this file)
 
 ROOT = os.getcwd()
 ART = os.path.join(ROOT, ".test-logs", "browser")
@@ -1694,6 +1695,8 @@ def main():
                          ("the class view", lambda: test_class_view(env, pages)),
                          ("sign in", lambda: test_sign_in(env, pages)),
                          ("the node's speaker, the flash, a rest back to ready", lambda: test_speaker_flash_and_rest(env, pages)),
+                         ("the timetable", lambda: timetable.test_next_class(env, pages, BASE, NODE, ART, check, wait)),
+                         ("a rest until recovered", lambda: timetable.test_rest_until_recovered(env, pages, BASE, NODE, check, wait)),
                          ("spoken cues", lambda: speech.test_spoken_cues(env, pages, BASE, NODE, check, wait)),
                          ("older addresses; a page that cannot start", lambda: test_older_address_and_no_start(env, pages)),
                          ("installable", lambda: test_installable(env, pages))):

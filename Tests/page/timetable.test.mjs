@@ -1,0 +1,110 @@
+// The node's timetable on the page (examples/dashboard/timetable.js): an idle clock's next
+// class from the retained `next` document, counting down on an injected node instant; today's
+// classes from a `list_schedules` reply with the Skip of each schedule's next class; the
+// `skip_next` command against the protocol's examples; a rest that waits for recovery; and the
+// `next` topic kept per timer by nodestate.js.
+// Run: node --test Tests/page/   (Tests/extra/page-logic)
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import * as T from "../../examples/dashboard/timetable.js";
+import { NodeState } from "../../examples/dashboard/nodestate.js";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+const commands = JSON.parse(readFileSync(root + "Tests/Fixtures/protocol/commands.json", "utf8")).commands;
+const example = (name) => commands.find((x) => x.name === name);
+
+// The document of docs/API.md's `next` row.
+const NEXT = '{"timer":"main","schedule":"hiit","name":"HIIT 45","starts_at":"2026-11-30T18:00:00Z","starts_at_ms":1796061600000,"local_date":"2026-11-30","local_time":"18:00","time_zone":"Europe/London","grace_ms":300000,"preset":"tabata"}';
+const START = 1796061600000;
+
+test("a retained next document is read; an empty payload is no class; junk is nothing", () => {
+  const n = T.parseNext(NEXT);
+  assert.equal(n.name, "HIIT 45");
+  assert.equal(n.starts_at_ms, START);
+  assert.equal(T.parseNext(""), null);
+  assert.equal(T.parseNext("{oops"), null);
+  assert.equal(T.parseNext('{"name":"x"}'), null, "no instant: nothing to count to");
+});
+
+test("an idle clock's line counts down to the class on the node's clock, flipping at whole seconds before it", () => {
+  const n = T.parseNext(NEXT);
+  const now = START - (12 * 60 + 30) * 1000; // 12:30 before
+  assert.deepEqual(T.nextLine(n, now), { text: "Next: HIIT 45 at 18:00 · in 12:30", next: START - 749 * 1000 });
+  // 400 ms later: still 12:30 (rounded up), until the flip instant
+  assert.equal(T.nextLine(n, now + 400).text, "Next: HIIT 45 at 18:00 · in 12:30");
+  const flip = T.nextLine(n, now).next;
+  assert.equal(T.nextLine(n, flip - 1).text, "Next: HIIT 45 at 18:00 · in 12:30");
+  assert.equal(T.nextLine(n, flip).text, "Next: HIIT 45 at 18:00 · in 12:29");
+  assert.equal(T.nextLine(n, START - 3 * 3600 * 1000 - 1).text, "Next: HIIT 45 at 18:00 · in 3:00:01");
+  assert.equal(T.nextLine(n, START - 1).text, "Next: HIIT 45 at 18:00 · in 0:01");
+  assert.deepEqual(T.nextLine(n, START), { text: "Next: HIIT 45 at 18:00 · starting", next: null });
+  assert.deepEqual(T.nextLine(n, null), { text: "Next: HIIT 45 at 18:00", next: null }, "no countdown before the clock is measured");
+  assert.deepEqual(T.nextLine(null, now), { text: "", next: null });
+});
+
+const REPLY = {
+  id: "r1", ok: true, schedules: [{ id: "hiit", source: "configuration" }, { id: "yoga", source: "command" }],
+  classes: { date: "2026-11-30", time_zone: "Europe/London", classes: [
+    { schedule: "hiit", name: "HIIT 45", local_time: "07:00", status: "started", late_ms: 65000 },
+    { schedule: "yoga", name: "Yoga", local_time: "09:00", status: "skipped", reason: "skipped" },
+    { schedule: "hiit", name: "HIIT 45", local_time: "12:00", status: "upcoming" },
+    { schedule: "yoga", name: "Yoga", local_time: "17:00", status: "upcoming" },
+    { schedule: "hiit", name: "HIIT 45", local_time: "18:00", status: "upcoming" },
+    { schedule: "hiit", name: "HIIT 45", local_time: "06:00", status: "past" },
+  ] },
+};
+
+test("today's classes: each schedule's first upcoming class carries the Skip, in the node's order", () => {
+  const c = T.todaysClasses(REPLY);
+  assert.equal(c.date, "2026-11-30");
+  assert.equal(c.zone, "Europe/London");
+  assert.deepEqual(c.rows.map((r) => [r.time, r.name, r.text, r.skip]), [
+    ["07:00", "HIIT 45", "started (1:05 late)", false],
+    ["09:00", "Yoga", "skipped (skipped)", false],
+    ["12:00", "HIIT 45", "upcoming", true],
+    ["17:00", "Yoga", "upcoming", true],
+    ["18:00", "HIIT 45", "upcoming", false],
+    ["06:00", "HIIT 45", "past", false],
+  ]);
+  assert.equal(c.rows[2].schedule, "hiit");
+  assert.deepEqual(T.todaysClasses({ ok: false, error: { code: "x" } }).rows, []);
+  assert.deepEqual(T.todaysClasses(null).rows, []);
+  assert.deepEqual(T.todaysClasses({ ok: true, classes: { date: "d", classes: [null, 3] } }).rows, []);
+});
+
+test("skip_next and list_schedules are sent as the protocol's examples", () => {
+  assert.deepEqual(T.skipCommand("hiit"), example("skip a schedule's next class").payload);
+  assert.deepEqual(T.listCommand(), example("list the schedules").payload);
+});
+
+test("a rest that waits for recovery reads 'until recovered' with the time to its longest end", () => {
+  const st = { status: "running", phase: "rest", until_hr: { below_pct_max: 65, min: "20s", max: "2m" },
+    ends_at_ms: 1000000 + 90000, rest_max_ms: 120000, rest_min_ms: 20000, remaining: 90 };
+  assert.equal(T.recoveryLine(st, 1000000), "Rest · until recovered (≤ 1:30)");
+  assert.equal(T.recoveryLine(st, 1000000 + 500), "Rest · until recovered (≤ 1:30)");
+  assert.equal(T.recoveryLine(st, 1000000 + 1000), "Rest · until recovered (≤ 1:29)");
+  assert.equal(T.recoveryLine(st, 1000000 + 200000), "Rest · until recovered (≤ 0:00)");
+  assert.equal(T.recoveryLine({ ...st, status: "paused", ends_at_ms: undefined, remaining: 75 }, 1000000), "Rest · until recovered (≤ 1:15)");
+  assert.equal(T.recoveryLine(st, null), "Rest · until recovered (≤ 1:30)", "before the clock is measured: the snapshot's remaining");
+  assert.equal(T.recoveryLine({ ...st, recovered_at_ms: 1000500 }, 1000600), null, "recovered: the usual words");
+  assert.equal(T.recoveryLine({ ...st, until_hr: undefined }, 1000000), null);
+  assert.equal(T.recoveryLine({ ...st, status: "idle" }, 1000000), null, "an idle timer whose first segment is one");
+  assert.equal(T.recoveryLine(null, 1000000), null);
+});
+
+test("nodestate keeps each timer's next class; empty clears it; a deleted timer forgets it", () => {
+  const n = new NodeState();
+  n.base = "pacer/gym";
+  assert.deepEqual(n.apply("timers/main/next", NEXT, true), { what: "next", timer: "main" });
+  assert.equal(n.next.get("main").local_time, "18:00");
+  assert.equal(n.apply("timers/main/next", "{junk", true), null);
+  assert.equal(n.next.get("main").name, "HIIT 45", "junk changes nothing");
+  assert.deepEqual(n.apply("timers/main/next", "", true), { what: "next", timer: "main" });
+  assert.equal(n.next.has("main"), false);
+  n.apply("timers/main/next", NEXT, true);
+  n.apply("timers/main/state", '{"id":"main","status":"idle","revision":1}', true);
+  n.apply("timers/main/state", "", true);
+  assert.equal(n.next.has("main"), false);
+});

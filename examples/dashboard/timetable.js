@@ -1,0 +1,88 @@
+// timetable.js: the node's timetable on the page, with no DOM: a timer's next class (the
+// retained `<base>/timers/<id>/next`) and the line an idle clock shows for it, today's classes
+// from a `list_schedules` reply with the class each Skip button skips, the `skip_next`
+// command, and the phase line of a rest that ends on recovery. single.js and classes.js put
+// them on the page; Tests/page/timetable.test.mjs tests this very file in Node with an
+// injected node instant. See docs/dashboard.md, "The timetable" (docs/schedules.md: the node's).
+import { fmt } from "./clock.js";
+
+const isNum = (v) => typeof v === "number" && isFinite(v);
+
+/**
+ * A retained `next` payload: `{name, local_time, starts_at_ms, schedule, …}` as the node
+ * published it, or null for none (an empty payload: no class ahead) and for junk.
+ */
+function parseNext(payload) {
+  if (!payload) return null;
+  let n; try { n = JSON.parse(payload); } catch (e) { return null; }
+  if (!n || typeof n !== "object" || !isNum(n.starts_at_ms)) return null;
+  return n;
+}
+
+/**
+ * The line an idle clock shows for its next class `n` (parseNext's) at node instant `now`
+ * (null: the clock is not measured yet): `{text, next}`, `text` "Next: HIIT 45 at 18:00 · in
+ * 12:30" (the countdown left out while `now` is unknown, "starting" once it is due), `next`
+ * the node instant at which the countdown's text changes (null: not by itself).
+ */
+function nextLine(n, now) {
+  if (!n) return { text: "", next: null };
+  const at = n.local_time ? " at " + n.local_time : "";
+  const head = "Next: " + (n.name || n.schedule || "class") + at;
+  if (!isNum(now)) return { text: head, next: null };
+  const left = n.starts_at_ms - now;
+  if (left <= 0) return { text: head + " · starting", next: null };
+  const secs = Math.ceil(left / 1000);
+  return { text: head + " · in " + fmt(secs), next: n.starts_at_ms - (secs - 1) * 1000 };
+}
+
+/** The words of a class's status in today's list. */
+const STATUS_TEXT = {
+  upcoming: "upcoming", waiting: "waiting", started: "started", skipped: "skipped", past: "past", cancelled: "cancelled",
+};
+
+/**
+ * Today's classes from a `list_schedules` reply (`{classes: {date, time_zone, classes: […]}}`):
+ * `{date, zone, rows}`, each row `{name, time, status, text, schedule, skip}` in the node's
+ * order; `skip` is true on each schedule's first `upcoming` class (the one `skip_next`
+ * skips). A refused or empty reply gives no rows.
+ */
+function todaysClasses(reply) {
+  const c = reply && reply.ok !== false && reply.classes && typeof reply.classes === "object" ? reply.classes : null;
+  const list = c && Array.isArray(c.classes) ? c.classes : [];
+  const seen = new Set();
+  const rows = list.filter((k) => k && typeof k === "object").map((k) => {
+    const schedule = k.schedule || null;
+    const classStatus = String(k.status || ""); // a class's status (docs/schedules.md), not a timer's
+    const skip = classStatus === "upcoming" && schedule != null && !seen.has(schedule);
+    if (skip) seen.add(schedule);
+    let text = STATUS_TEXT[classStatus] || classStatus;
+    if (classStatus === "started" && isNum(k.late_ms) && k.late_ms >= 1000) text += " (" + fmt(Math.round(k.late_ms / 1000)) + " late)";
+    if (classStatus === "skipped" && k.reason) text += " (" + k.reason + ")";
+    return { name: k.name || schedule || "class", time: k.local_time || "", status: classStatus, text, schedule, skip };
+  });
+  return { date: c ? c.date || "" : "", zone: c ? c.time_zone || "" : "", rows };
+}
+
+/** The node command that skips schedule `id`'s next class. */
+function skipCommand(id) { return { action: "skip_next", schedule: id }; }
+
+/** The node command that asks for the schedules and today's classes. */
+function listCommand() { return { action: "list_schedules" }; }
+
+/**
+ * The phase line of a timer's state `st` at node instant `now`: "Rest · until recovered (≤
+ * 1:30)" while a rest waits for recovery (`until_hr` and no `recovered_at_ms`), the time
+ * being what is left to its longest end (`ends_at_ms`); null otherwise (the usual phase
+ * words). The time flips with the digits (both count down to `ends_at_ms`).
+ */
+function recoveryLine(st, now) {
+  if (!st || !st.until_hr || st.recovered_at_ms != null || st.status === "idle" || st.status === "scheduled") return null;
+  const word = st.phase === "set_rest" ? "Set rest" : "Rest";
+  if (st.status !== "running" || !isNum(st.ends_at_ms) || !isNum(now)) {
+    return word + " · until recovered" + (isNum(st.remaining) ? " (≤ " + fmt(st.remaining) + ")" : "");
+  }
+  return word + " · until recovered (≤ " + fmt(Math.ceil(Math.max(0, st.ends_at_ms - now) / 1000)) + ")";
+}
+
+export { parseNext, nextLine, todaysClasses, skipCommand, listCommand, recoveryLine, STATUS_TEXT };
