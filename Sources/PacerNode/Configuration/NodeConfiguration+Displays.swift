@@ -102,11 +102,22 @@ extension NodeConfiguration {
 
     /// One `type: wled` entry.
     private static func wled(_ node: ConfigTree, key: String, _ r: inout ConfigReader) -> WLEDDisplay? {
-        let w = r.mapping(node, key: key, known: ["type", "topic", "timer", "segment", "brightness", "leds", "idle"])
+        let w = r.mapping(node, key: key, known: ["type", "topic", "timer", "timers", "segment", "brightness", "leds", "idle"])
         let topic = topic(w["topic"], key: "\(key).topic", parent: node, example: "wled/rig (the device topic of WLED's MQTT settings)", &r)
         var timer: String?
+        if w["timer"] != nil, w["timers"] != nil {
+            r.fail("\(key).timers", w["timers"], "give either timer or timers, not both")
+        }
         if let item = w["timer"] {
             timer = timerID(item, key: "\(key).timer", &r)
+        } else if let list = w["timers"] {
+            // A light shows one timer; `timers` (a list of one) is the form a display saved by command takes.
+            let items = r.sequence(list, key: "\(key).timers")
+            if items.count == 1 {
+                timer = timerID(items[0], key: "\(key).timers[0]", &r)
+            } else {
+                r.fail("\(key).timers", list, "a light shows one timer: give one, like timers: [main] (or timer: main)")
+            }
         } else {
             r.fail("\(key).timer", node, "missing: give the timer this light shows, like timer: main")
         }

@@ -62,13 +62,19 @@ struct EngineSavedDisplaysTests {
         let error = try #require(M.published(badEffects).last?.json?["error"])
         #expect(error["code"] == "invalid_argument" && error["message"]?.string?.contains("brightness") == true, "\(error)")
 
+        // A light saved by command names its one timer in `timers`, as a clock names its timers.
+        let light: JSONValue = ["action": "save_display", "display": "rig", "type": "wled", "topic": "wled/rig", "timers": ["main"]]
+        #expect(M.published(M.step(&m, M.command(light), at: 1_700, result: { _ in .success(StoreCommit()) }).1).last?.json?["ok"] == true)
+        let two: JSONValue = ["action": "save_display", "display": "rig2", "type": "wled", "topic": "wled/rig2", "timers": ["main", "other"]]
+        #expect(M.published(M.step(&m, M.command(two), at: 1_800).1).last?.json?["error"]?["message"]?.string?.contains("a light shows one timer") == true)
+
         var restarted = try M.machine(hasStore: true)
         M.restore(&restarted, RestoredState(displaysDocument: document), at: 2_000)
         #expect(restarted.displays.saved.value.keys.sorted() == ["wall"])
 
         let (deleted, deleteEffects) = M.step(&m, M.command(["action": "delete_display", "display": "wall"]), at: 2_000,
                                               result: { _ in .success(StoreCommit()) })
-        #expect(deleted.meta[DisplayPart.metaKey].flatMap { JSONCoding.decode(Array($0.utf8)) }?["displays"]?.array?.isEmpty == true)
+        #expect(deleted.meta[DisplayPart.metaKey].flatMap { JSONCoding.decode(Array($0.utf8)) }?["displays"]?.array?.compactMap { $0["display"]?.string } == ["rig"])
         #expect(M.published(deleteEffects).contains { $0.topic == "awtrix_wall/custom/pacer" && $0.json == nil }, "its app removed")
         let (_, unknown) = M.step(&m, M.command(["action": "delete_display", "display": "wall"]), at: 2_100)
         #expect(M.published(unknown).last?.json?["error"]?["code"] == "unknown_display")
