@@ -266,9 +266,9 @@ func step(_ rig: Rig, _ program: inout Program) async throws {
         let published = rig.transport.since(before)
         guard published.count <= 1, rig.store.writeCount == writes else { fail("a clock request published \(published.map(\.topic)) and wrote") }
     default:  // a restart (a crash: nothing shut down): the same timers come back
-        let before = await rig.engine.machine.timers.ids.sorted()
+        let before = await rig.engine.timerIDs()
         try await rig.restart()
-        let after = await rig.engine.machine.timers.ids.sorted()
+        let after = await rig.engine.timerIDs()
         guard before == after else { fail("restart: \(before) became \(after)") }
     }
 }

@@ -174,6 +174,9 @@ actor NodeEngine {
         return performer.moment(now: clock.now(), clockJumpMs: jump)
     }
 
+    /// The ids of the timers the engine holds, sorted (a restart's check in the engine's fuzz target).
+    func timerIDs() -> [String] { machine.board.timers.ids }
+
     /// The earliest deadline the engine waits for (the in-process tests advance to it).
     func nextDeadline() -> Millis? { machine.nextDeadline() }
 
