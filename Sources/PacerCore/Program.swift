@@ -79,6 +79,9 @@ public struct Program: Sendable, Equatable {
 
     /// prefixMs[i] = sum of the durations of segments 0..<i (open-ended counted as 0).
     public private(set) var prefixMs: [Millis] = [0]
+    /// Whether any segment is a rest that ends on recovery (`untilHR`): the node judges only
+    /// such timers' rests.
+    public private(set) var hasRecoveryRests = false
     /// Indices of open-ended segments, ascending.
     private(set) var openIndices: [Int] = []
     /// nextLabels[i] = label of the first labelled segment after i (else finalNextLabel).
@@ -94,6 +97,7 @@ public struct Program: Sendable, Equatable {
     }
 
     private mutating func rebuildIndexes() {
+        hasRecoveryRests = segments.contains { $0.untilHR != nil }
         var prefix: [Millis] = [0]
         prefix.reserveCapacity(segments.count + 1)
         var open: [Int] = []

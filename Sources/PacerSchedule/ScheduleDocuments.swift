@@ -6,17 +6,9 @@ extension SchedulePlanner.UpcomingClass {
     /// "grace_ms", and the workout: "workout" | "preset" | "spec"}`. With no class ahead the node
     /// publishes an empty retained payload instead.
     public var json: JSONValue {
-        var o: [String: JSONValue] = [:]
-        o[.timer] = .string(timer)
-        o[.schedule] = .string(occurrence.schedule)
-        o[.name] = .string(name)
-        o[.startsAt] = .string(iso8601(ms: occurrence.instant))
-        o[.startsAtMs] = .int(occurrence.instant)
-        o[.localDate] = .string(occurrence.local.date.description)
-        o[.localTime] = .string(occurrence.local.time.description)
+        var o = Occurrence.classMembers(occurrence, name: name, timer: timer, workout: workout)
         o[.timeZone] = .string(zone)
         o[.graceMs] = .int(graceMs)
-        workout.write(into: &o)
         return .object(o)
     }
 }
@@ -26,16 +18,8 @@ extension SchedulePlanner.DayEntry {
     /// `status` (`upcoming`, `waiting`, `started` with `late_ms`, `skipped` with `reason`,
     /// `past`, `cancelled`), `shifted` when DST moved it.
     public var json: JSONValue {
-        var o: [String: JSONValue] = [:]
-        o[.timer] = .string(timer)
-        o[.schedule] = .string(occurrence.schedule)
-        o[.name] = .string(name)
-        o[.startsAt] = .string(iso8601(ms: occurrence.instant))
-        o[.startsAtMs] = .int(occurrence.instant)
-        o[.localDate] = .string(occurrence.local.date.description)
-        o[.localTime] = .string(occurrence.local.time.description)
+        var o = Occurrence.classMembers(occurrence, name: name, timer: timer, workout: workout)
         if occurrence.shifted { o[.shifted] = true }
-        workout.write(into: &o)
         switch status {
         case .upcoming: o[.status] = "upcoming"
         case .waiting: o[.status] = "waiting"
@@ -58,6 +42,23 @@ extension SchedulePlanner.DayEntry {
         o[.timeZone] = .string(zone)
         o[.classes] = .array(entries.map(\.json))
         return .object(o)
+    }
+}
+
+extension Occurrence {
+    /// A class's members in the `next` document and the day's list: its timer, schedule, name,
+    /// planned instant (UTC and as written locally) and workout.
+    static func classMembers(_ occurrence: Occurrence, name: String, timer: String, workout: ScheduleWorkout) -> [String: JSONValue] {
+        var o: [String: JSONValue] = [:]
+        o[.timer] = .string(timer)
+        o[.schedule] = .string(occurrence.schedule)
+        o[.name] = .string(name)
+        o[.startsAt] = .string(iso8601(ms: occurrence.instant))
+        o[.startsAtMs] = .int(occurrence.instant)
+        o[.localDate] = .string(occurrence.local.date.description)
+        o[.localTime] = .string(occurrence.local.time.description)
+        workout.write(into: &o)
+        return o
     }
 }
 

@@ -33,9 +33,13 @@ extension EngineMachine {
 
     /// Which of `ids` wait for recovery now (a restore looks at every timer).
     mutating func noteRecoveryWaits(of ids: [String], now: Millis) {
+        // A rest that ends on recovery needs readings: a node with no heart rate judges none (and
+        // the per-second flips of its timers cost nothing here).
+        guard heart.athletes != nil || !heart.sourceNames.isEmpty else { return }
         var started = false
         for id in ids {
             let waits = board.timers.read(id) { entry -> Bool in
+                guard entry.machine.program.hasRecoveryRests else { return false }
                 let snap = entry.machine.snapshot(at: now)
                 return snap.status == .running && snap.untilHR != nil && snap.recoveredAtMs == nil
             } ?? false

@@ -20,7 +20,7 @@ extension NodeEngine {
             steps[name] = "\(elapsed.components.seconds * 1_000 + elapsed.components.attoseconds / 1_000_000_000_000_000)"
         }
         var timing: [(String, Duration)] = []
-        let saved = await Self.readSaved(store, configuration: machine.configuration, now: now, logger: logger) { timing.append(($0, $1)) }
+        let saved = await Self.readSaved(performer.store, configuration: machine.configuration, now: now, logger: logger) { timing.append(($0, $1)) }
         for (name, elapsed) in timing {
             steps[name] = "\(elapsed.components.seconds * 1_000 + elapsed.components.attoseconds / 1_000_000_000_000_000)"
         }

@@ -27,23 +27,17 @@ enum NodeInput: Sendable {
 /// input to the machine and carry out what it answers — write first (durable), then publish.
 ///
 /// Commands, deadlines and connection changes arrive in one queue and are handled strictly
-/// in order by `run()`, so a command and a deadline never race. `commit(_:now:)` is the one
-/// place where the node writes and publishes (`perform`).
+/// in order by `run()`, so a command and a deadline never race. `perform` is the one place
+/// where the node writes and publishes (through its `EffectPerformer`).
 actor NodeEngine {
     /// Every decision and all the node's state (Machine/).
     var machine: EngineMachine
-    let transport: any EngineTransport
-    let store: (any EngineStore)?
     let logger: Logger
     var clock: NodeClock
-    /// The speaker's cues (PacerSound): the engine only hands events over; nil without `sound:`.
-    let sound: SoundPlayer?
-    /// Spoken cues (`sound.speech`): the clips rendered ahead; nil without speech.
-    let speech: SpokenCues?
     /// The topics, for `isCommand` from any thread (the thread's queue asks it).
     nonisolated let topics: Topics
     /// The client's messages into the machine's words, its effects onto the transport, the
-    /// store and the speaker (EffectPerformer.swift).
+    /// store and the speaker (EffectPerformer.swift): the shell's only hold on them.
     let performer: EffectPerformer
 
     /// Set by `finish()` (from any thread): when the loop must stop handling queued inputs
@@ -71,12 +65,8 @@ actor NodeEngine {
                                      hasStore: store != nil, storagePath: store?.path, storageProblem: storageProblem,
                                      hasPlainConnection: transport.plainTopics != nil, hasSound: sound != nil,
                                      speech: sound == nil ? nil : speech?.planner)
-        self.speech = sound == nil ? nil : speech
         self.performer = EffectPerformer(transport: transport, store: store, logger: logger, sound: sound, speech: sound == nil ? nil : speech)
         self.topics = Topics(base: configuration.baseTopic)
-        self.sound = sound
-        self.transport = transport
-        self.store = store
         self.logger = logger
         self.clock = clock
         self.thread = EngineThread(name: "pacer-engine", deadlineInput: .deadline)
