@@ -15,9 +15,9 @@ public enum MQTTIOProfile: String, Sendable, Equatable, CaseIterable {
     case library
     /// For a program whose own thread publishes in batches and can serve the connection (the node's
     /// engine thread). Plain TCP only (over TLS the client uses `library`). Four parts, each
-    /// measured against the profile without it in one `scripts/bench` run (docs/benchmarks/history.md,
-    /// 2026-11-27, "one canonical MQTT path"; then `library` was `mosquitto_loop`, which wakes on
-    /// every packet):
+    /// kept because the profile without it was at least 20 % worse on a figure users feel, against
+    /// `library` in the same `scripts/bench` runs (docs/benchmarks/history.md, 2026-11-29, "the
+    /// fast path, part by part, against today's `library`"):
     /// - a batch of publishes (``MQTTClient/beginPublishBatch()``) wakes the writer once, not
     ///   once per packet, and its packets leave corked;
     /// - a loop host may serve the connection (``MQTTClient/serveConnections(on:)``,
