@@ -119,9 +119,11 @@ struct EngineRecoveryTests {
     func recoveryTopicCounts() throws {
         var m = try Self.started(rest: ["below_bpm": 120, "who": "class_80pct", "min": "5s", "max": "1m"])
         // Five athletes; 80 % of 5 is 4. The rest begins at 10 s.
-        let readings: [(Millis, EngineInput)] = ["a", "b", "c", "d", "e"].enumerated().map { (9_000 + Millis($0.offset) * 100, A.reading($0.element, 150)) }
-            + [(12_000, A.reading("a", 110)), (12_500, A.reading("a", 108)), (13_000, A.reading("b", 140)), (14_000, A.reading("b", 115)),
-               (15_000, A.reading("c", 100)), (15_500, A.reading("e", 149)), (16_000, A.reading("d", 100))]
+        var readings: [(Millis, EngineInput)] = []
+        for (index, athlete) in ["a", "b", "c", "d", "e"].enumerated() { readings.append((9_000 + Millis(index) * 100, A.reading(athlete, 150))) }
+        let falling: [(Millis, String, Int)] = [(12_000, "a", 110), (12_500, "a", 108), (13_000, "b", 140), (14_000, "b", 115),
+                                                (15_000, "c", 100), (15_500, "e", 149), (16_000, "d", 100)]
+        for (at, athlete, bpm) in falling { readings.append((at, A.reading(athlete, bpm))) }
         let shown = Self.recoveryPublishes(&m, until: 20_000, inputs: readings)
         #expect(shown.map(\.at) == [10_000, 12_000, 14_000, 15_000, 16_000], "only a moved count publishes: \(shown)")
         #expect(shown.map(\.json) == [Self.tally(0, of: 5, needed: 4), Self.tally(1, of: 5, needed: 4), Self.tally(2, of: 5, needed: 4),
