@@ -1,4 +1,4 @@
-"""Why a rest that ends on recovery still waits, in the class view (examples/dashboard/class.js,
+"""Why a rest that ends on recovery still waits, on the wall clock (single.js) and in the class view (class.js,
 recovery.js), run by suite.py against the real node.
 
 A class of twelve straps (suite.py's CLASS, one of them opted out of the leaderboard with
@@ -8,10 +8,39 @@ each second. While the rest waits, the clock's phase reads "Rest · until recove
 under it "n of 12 recovered · needs 10", n following the node's retained `recovery` topic; the
 live leaderboard (?board=live) ranks the athletes by their points and never names the one who
 opted out, whose tile is there all the same. The tenth athlete's drop ends the rest: the line goes
-and the phase is work. Screenshot: class-recovery-1920x1080.png (looked at by a person).
+and the phase is work. Screenshots: class-recovery-1920x1080.png, class-recovery-board-1920x1080.png
+(the leaderboard under the tiles).
 """
 import json
 import time
+
+
+def test_wall_recovery(env, pages, node, check, wait, straps_class):
+    """The wall clock (index.html, single.js) of a rest timer until one athlete recovers: under
+    "Rest · until recovered (≤ 1:00)" the athlete's bpm and the target, following the node's
+    `recovery` topic; the line goes when the reading below it ends the rest."""
+    timer = "restone"
+    straps = straps_class(env.mqtt_port)
+    try:
+        straps.send("ana", 150)
+        started = env.request({"action": "start", "timer": timer, "id": "rec-one", "name": "Ana's rest",
+                               "spec": {"kind": "rest", "duration": {"until_hr": {"below_bpm": 120, "who": "ana", "max": "1m"}}}})
+        check(started.get("ok"), "a rest until ana recovers started (%s)" % started.get("error"))
+        pages.open("?node=%s&timer=%s" % (node, timer), size=(1920, 1080))
+        tally = lambda: pages.js("const t = document.getElementById('tally'); return t.hidden ? '' : t.textContent")
+        for bpm in (150, 131):
+            straps.send("ana", bpm)
+            wait(lambda: tally() == "%d bpm · below 120 to go on" % bpm, 8, "ana's %d bpm under the phase" % bpm)
+        phase = pages.js("return document.getElementById('phase').textContent")
+        check(phase.startswith("Rest · until recovered (≤ 0:") or phase == "Rest · until recovered (≤ 1:00)",
+              "the wall clock: %r, under it %r" % (phase, tally()))
+        pages.shot("wall-recovery-1920x1080")
+        straps.send("ana", 110)
+        wait(lambda: not tally(), 8, "the line gone once ana recovered")
+        check(not pages.js("return document.getElementById('phase').textContent").startswith("Rest · until"), "ana recovered: the rest ended")
+    finally:
+        straps.close()
+        env.request({"action": "delete", "timer": timer, "id": "rec-one-delete"})
 
 
 def test_class_recovery(env, pages, base, node, check, wait, straps_class, athletes):
@@ -59,6 +88,9 @@ def test_class_recovery(env, pages, base, node, check, wait, straps_class, athle
                 check(len(board) >= 1 and opted_out not in board and names[opted_out] not in board_text and opted_out in tiles,
                       "the live leaderboard ranks %d athletes, never %s (%s), whose tile is shown: %s" % (len(board), names[opted_out], opted_out, board))
                 pages.shot("class-recovery-1920x1080")
+                pages.js("document.getElementById('live-board').scrollIntoView()")
+                pages.shot("class-recovery-board-1920x1080")
+                pages.js("window.scrollTo(0, 0)")
         check(5 in seen, "the rest waited while 5 athletes had recovered (seen: %s)" % sorted(seen))
         for n, (line, text, node_tally) in sorted(seen.items()):
             doc = json.loads(node_tally) if node_tally else {}
