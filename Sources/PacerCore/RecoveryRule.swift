@@ -269,6 +269,18 @@ extension RecoveryRule {
         return RecoveryTally(recovered: recovered, counted: counted, uncounted: uncounted, holds: holds)
     }
 
+    /// How many of `counted` athletes must be recovered for the rule to hold (at least 1: nobody
+    /// who counts never holds it): all of them for `class_all`, 80 % rounded up for `class_80pct`
+    /// (12 of 14, 12 of 15), the one for an athlete; nil for `class_median`, which is not a count.
+    public func needed(counted: Int) -> Int? {
+        switch who {
+        case .athlete: 1
+        case .classAll: max(1, counted)
+        case .class80Percent: max(1, (counted * 8 + 9) / 10)
+        case .classMedian: nil
+        }
+    }
+
     /// `tally(readings).holds`.
     public func holds(_ readings: [RecoveryReading]) -> Bool {
         tally(readings).holds

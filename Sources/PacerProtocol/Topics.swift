@@ -3,6 +3,7 @@
 public enum TopicLevel: String, Sendable, CaseIterable {
     case status, info, workouts, athletes, sound, displays, cueAhead = "cue_ahead", command = "cmd", reply, time, timers
     case state, event, classSummary = "class", say, next
+    case recovery
 }
 
 /// The topic names of docs/API.md under one base (`pacer/<node>`).
@@ -93,6 +94,7 @@ public struct Topics: Sendable, Equatable {
             "timer.say": t.say, "timer.next": t.next,
         ]
         for leaf in PlainLeaf.allCases { all["timer.\(leaf)"] = t.plain(leaf) }
+        all["timer.recovery"] = t.recovery
         return all
     }
 }
@@ -123,6 +125,9 @@ public struct TimerTopics: Sendable, Equatable {
     public var say: String { leaf(.say) }
     /// Retained: the timer's next scheduled class (`schedules:`); empty when none is ahead.
     public var next: String { leaf(.next) }
+
+    /// Retained JSON while a rest waits for recovery (`RecoveryProgress`); empty otherwise.
+    public var recovery: String { leaf(.recovery) }
 
     /// Every retained topic of the timer (cleared when it is deleted).
     public var retained: [String] { [state] + plain }

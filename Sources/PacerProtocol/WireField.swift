@@ -37,6 +37,8 @@ public enum WireField: String, Sendable, CaseIterable {
     // The node's `info`.
     case version, node, baseTopic = "base_topic", capabilities, presets, heartRateSources = "heart_rate_sources"
     case clockSynchronized = "clock_synchronized", storage, path
+    // A rest's recovery (`<base>/timers/<id>/recovery`; the rule's own members are the spec's).
+    case who, recovered, counted, needed, stale, bpm, targetBpm = "target_bpm"
 
     /// A timer's retained `state` (`TimerSnapshot.jsonBytes`; absent when they do not apply:
     /// `ends_at`, `ends_at_ms`, `next_phase`, `segment_started_at_ms`, `start_at`, `start_at_ms`,
@@ -90,6 +92,10 @@ public enum WireField: String, Sendable, CaseIterable {
         .version, .node, .baseTopic, .timers, .capabilities, .presets, .heartRateSources, .startedAtMs, .clockSynchronized,
         .storage, .ok, .path, .error,
     ]
+
+    /// How a rest that waits for recovery stands, on `<base>/timers/<id>/recovery`
+    /// (`RecoveryProgress.json`; `needed`, `bpm` and `target_bpm` when they apply).
+    public static let ofRecovery: [WireField] = [.who, .recovered, .counted, .needed, .stale, .bpm, .targetBpm]
 
     /// The members of a `list` reply's entry: a summary of the timer's state.
     public static let ofListEntry: [WireField] = [.id, .name, .kind, .status, .phase, .remainingMs, .display, .revision]

@@ -473,6 +473,24 @@ struct RecoveryRuleTests {
         #expect(!rule.holds(readings(0, of: 0, stale: 3)))
     }
 
+    @Test("needed: the fewest recovered with which the rule holds, for every class size up to 30 (12 of 14, 12 of 15); none for the median")
+    func needed() {
+        for who in [RecoveryRule.Who.classAll, .class80Percent, .athlete("a0")] {
+            let rule = RecoveryRule(threshold: .bpm(120), who: who, maxMs: 60_000)
+            for count in 1...30 {
+                let counted = who == .athlete("a0") ? 1 : count
+                let fewest = (0...counted).first { below in
+                    rule.holds((0..<counted).map { reading("a\($0)", $0 < below ? 100 : 150) })
+                }
+                #expect(rule.needed(counted: counted) == fewest, "\(who.word), \(counted) counted")
+            }
+        }
+        #expect(RecoveryRule(threshold: .bpm(120), who: .class80Percent, maxMs: 60_000).needed(counted: 14) == 12)
+        #expect(RecoveryRule(threshold: .bpm(120), who: .class80Percent, maxMs: 60_000).needed(counted: 15) == 12)
+        #expect(RecoveryRule(threshold: .bpm(120), who: .classAll, maxMs: 60_000).needed(counted: 0) == 1)
+        #expect(RecoveryRule(threshold: .bpm(120), who: .classMedian, maxMs: 60_000).needed(counted: 14) == nil)
+    }
+
     @Test("class_median: the middle value, or the mean of the two middle ones, below the threshold")
     func classMedian() {
         let rule = RecoveryRule(threshold: .bpm(120), who: .classMedian, maxMs: 60_000)

@@ -49,6 +49,7 @@ struct VocabularyFixtureTests {
                 "cue_ahead": fields(WireField.ofCueAhead),
                 "displays": fields(WireField.ofDisplays),
                 "info": fields(WireField.ofInfo),
+                "recovery": fields(WireField.ofRecovery),
             ],
         ]
     }
@@ -77,7 +78,8 @@ struct VocabularyFixtureTests {
         #expect(topics.timerID(ofEventTopic: all["timer.event"]!) == "t1")
         #expect(topics.timerID(ofCommandTopic: all["timer.command"]!) == "t1")
         #expect(Set(topics.timer("t1").retained) == Set(all.filter { $0.key.hasPrefix("timer.") }.values)
-            .subtracting([all["timer.event"]!, all["timer.command"]!, all["timer.classSummary"]!, all["timer.say"]!, all["timer.next"]!]))
+            .subtracting([all["timer.event"]!, all["timer.command"]!, all["timer.classSummary"]!, all["timer.say"]!, all["timer.next"]!,
+                          all["timer.recovery"]!]))
     }
 
     @Test("every action and plain word of the list is read by the parser; the codes and fields are each spelled once")
@@ -101,7 +103,8 @@ struct VocabularyFixtureTests {
             #expect(Set(list).count == list.count, "a word twice: \(list)")
         }
         let documents: [[WireField]] = [WireField.ofCommand, WireField.ofReply, WireField.ofState, WireField.ofListEntry,
-                                        WireField.ofEvent, WireField.ofInfo, WireField.ofSay, WireField.ofCueAhead, WireField.ofDisplays]
+                                        WireField.ofEvent, WireField.ofInfo, WireField.ofSay, WireField.ofCueAhead, WireField.ofDisplays,
+                                        WireField.ofRecovery]
         for list in documents {
             #expect(Set(list).count == list.count, "a member twice: \(list)")
         }

@@ -12,6 +12,8 @@ import * as C from "./classview.js";
 import { tcxDocument, tcxFileName } from "./tcx.js";
 import { legacyBroker } from "./legacy.js";
 import { ClockOffset } from "./offset.js"; // the node's clock offset, as the wall page measures it
+import { recoveryLine } from "./timetable.js";
+import { parseRecovery, tallyLine } from "./recovery.js";
 
 // An address that gives the broker as host/port (legacy.js) is read with broker=, and says so.
 const legacy = legacyBroker(location.search, location.href);
@@ -27,7 +29,7 @@ const PHASE_TEXT = { idle: "Ready", scheduled: "Starts in", prepare: "Get ready"
 
 const clock = new ClockOffset({ fromStates: true });
 const app = { base: null, up: false, get offset() { return clock.offset; }, timer: null, states: new Map(), list: null, summary: null, hidden: false,
-  pending: new Map(), seq: 0, tick: null, straps: new Map(), bridges: new Map() };
+  pending: new Map(), seq: 0, tick: null, straps: new Map(), bridges: new Map(), recovery: null };
 const clientId = "pacer-class-" + Math.random().toString(36).slice(2, 10);
 const client = new PacerMQTT.Client(brokerURL, { clientId, keepalive: 10, username: q.get("user") || undefined, password: q.get("pass") || undefined });
 const nodeNow = () => clock.nodeAt(localNow());
@@ -36,7 +38,7 @@ window.pacerClass = app; // for the browser suite
 function setBase(base) {
   app.base = base;
   const subs = [base + "/athletes", base + "/athletes/+/state", base + "/reply/" + clientId];
-  if (cfg.timer) subs.push(base + "/timers/" + cfg.timer + "/state", base + "/timers/" + cfg.timer + "/class");
+  if (cfg.timer) subs.push(base + "/timers/" + cfg.timer + "/state", base + "/timers/" + cfg.timer + "/class", base + "/timers/" + cfg.timer + "/recovery");
   client.subscribe(subs, 1);
   if (client.connected) resync();
 }
@@ -66,6 +68,7 @@ client.on("message", (msg) => {
   }
   const rel = msg.topic.startsWith(app.base + "/") ? msg.topic.slice(app.base.length + 1) : null;
   if (rel == null) return;
+  if (cfg.timer && rel === "timers/" + cfg.timer + "/recovery") { app.recovery = parseRecovery(msg.payload); render(); return; }
   let body = null;
   if (msg.payload) { try { body = JSON.parse(msg.payload); } catch (e) { return; } }
   if (rel === "athletes") { app.list = body; render(); return; }
@@ -115,12 +118,18 @@ function render() {
     const v = valueAt(st, now);
     const phase = st.status === "paused" ? "paused" : st.phase || st.status;
     document.body.dataset.phase = phase;
-    setText($("phase"), PHASE_TEXT[phase] || phase);
+    // A rest that ends on recovery says so, and why it still waits ("12 of 14 recovered").
+    const recovery = recoveryLine(st, now);
+    setText($("phase"), recovery || PHASE_TEXT[phase] || phase);
+    $("phase").classList.toggle("long", recovery != null);
     setText($("digits"), st.status === "running" && now == null ? "--:--" : fmt(v.secs));
     setText($("round"), st.rounds > 1 ? "Round " + st.round + "/" + st.rounds : "");
     setText($("label"), st.label || "");
     next = v.next;
   }
+  const tally = tallyLine(st, app.recovery);
+  setText($("tally"), tally || "");
+  $("tally").hidden = !tally;
   // The tiles.
   const staleMs = app.list && typeof app.list.stale_after_ms === "number" ? app.list.stale_after_ms : 10000;
   const models = C.tiles(app.states, now, staleMs, app.list, app.straps, app.bridges);

@@ -12,6 +12,7 @@ import { statesFromList } from "./desk.js";
 import { parseSpoken } from "./speech.js";
 import { parseNext } from "./timetable.js";
 import { parseDisplays } from "./displays.js";
+import { parseRecovery } from "./recovery.js";
 
 /** The base a node's `info` announces (`pacer/<node>/info`, or its `base_topic`), else null. */
 function discoverBase(topic, payload) {
@@ -32,6 +33,7 @@ class NodeState {
     this.phaseOf = new Map();   // timer -> its phase before the latest event
     this.next = new Map();      // timer -> its next class (timetable.js's parseNext), absent: none
     this.displays = null;       // `displays` (displays.js's parseDisplays), null: none heard
+    this.recovery = new Map();  // timer -> how its rest's recovery stands (recovery.js's parseRecovery), absent: not waiting
   }
 
   /** A topic under the base, without it (`status`, `timers/main/state`), or null. */
@@ -44,6 +46,7 @@ class NodeState {
    * One message on `rel` (under the base). Returns what changed, or null for nothing:
    * `{what}` with what `status`, `info`, `workouts`, `sound`, `athletes`, `displays`, `reply` (for the
    * requests), `state` (with `timer` and `state`), `next` (with `timer`: its next class changed),
+   * `recovery` (with `timer`: how its rest's recovery stands changed),
    * `gone` (a timer's state cleared: deleted),
    * `event` (with `timer` and `event`) or `say` (with `timer` and `say`, speech.js's
    * parseSpoken: a timer's `say`, or an announcement on `cue_ahead` that says something).
@@ -65,6 +68,13 @@ class NodeState {
     if (rel === "displays") { const d = parseDisplays(payload); if (!d) return null; this.displays = d; return { what: "displays" }; }
     if (rel === "reply" || rel.startsWith("reply/")) return { what: "reply" };
     if (rel === "cue_ahead") { const say = payload ? parseSpoken(payload, null) : null; return say ? { what: "say", timer: say.timer, say } : null; }
+    const r = /^timers\/([^/]+)\/recovery$/.exec(rel);
+    if (r) {
+      // A rest that waits for recovery: "12 of 14 recovered" (cleared, empty, when it stops waiting).
+      const tally = parseRecovery(payload);
+      if (tally) this.recovery.set(r[1], tally); else if (!payload) this.recovery.delete(r[1]); else return null;
+      return { what: "recovery", timer: r[1] };
+    }
     const t = /^timers\/([^/]+)\/(state|event|say|next)$/.exec(rel);
     if (!t) return null;
     const id = t[1];

@@ -6,6 +6,7 @@
 import { toggleFor } from "./clock.js";
 import { PHASE_TEXT } from "./views.js";
 import { nextLine, recoveryLine } from "./timetable.js";
+import { tallyLine } from "./recovery.js";
 import { $, setText } from "./ui.js";
 
 /** The statuses in which Cancel and Finish do something (the others are disabled). */
@@ -24,6 +25,7 @@ function createSingle({ cfg, conn, view }) {
     body: document.body, digits: $("digits"), phase: $("phase"), name: $("name"), label: $("label"),
     next: $("next"), round: $("round"), set: $("set"), hr: $("hr"), hrValue: $("hr-value"),
     ring: $("ring"), bar: $("bar"), controls: $("controls"), toggle: $("toggle"), ack: $("ack"),
+    tally: $("tally"),
   };
   let fitKey = "";
 
@@ -39,6 +41,10 @@ function createSingle({ cfg, conn, view }) {
     const recovery = recoveryLine(st, conn.nodeNow());
     setText(el.phase, recovery || PHASE_TEXT[phase] || phase);
     el.phase.classList.toggle("long", recovery != null);
+    // Why the rest still waits: "12 of 14 recovered · needs 12" (recovery.js).
+    const tally = tallyLine(st, node.recovery.get(cfg.timer));
+    setText(el.tally, tally || "");
+    el.tally.hidden = !tally;
     setText(el.name, st ? st.name || st.id : cfg.timer);
     const text = v.text || "--:--";
     setText(el.digits, text);

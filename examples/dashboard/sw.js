@@ -22,6 +22,7 @@ const FILES = [
   "settings.js", "nodestate.js", "connection.js", "views.js", "cues.js", "ui.js", "single.js", "grid.js", "controls.js",
   "setup.js", "setupfields.js", "setupchoices.js", "signin.js", "footer.js", "soundflash.js", "speech.js", "phone.js",
   "timetable.js", "displays.js", "classes.js", "app.js",
+  "recovery.js",
   "class.html", "class.css", "classview.js", "tcx.js", "class.js",
   "manifest.webmanifest", "icon-192.png", "icon-512.png", "icon-maskable-512.png",
 ];

@@ -5,7 +5,8 @@ Untested on the build machine, which has no Bluetooth radio: everything behind `
 is tested (test_bridge.py), and `explain` on the errors bleak raises without BlueZ.
 
 One task per strap: it connects, reads the Body Sensor Location, subscribes to Heart Rate
-Measurement notifications and waits until the strap disconnects or goes silent; a failure
+Measurement notifications, reads the battery where the strap has the Battery Service
+(battery.py) and waits until the strap disconnects or goes silent; a failure
 ends that task only, and the strap is tried again when it advertises, after a backoff of its
 own (2 s doubling to 60 s). Scans and connection attempts take turns on the adapter (BlueZ
 refuses overlapping ones with "InProgress" on many adapters); notifications flow meanwhile.
@@ -28,6 +29,7 @@ from bleak.exc import (
     BleakError,
 )
 
+from battery import StrapBattery
 from bridge import Strap, StrapSelection, StrapSink
 from hr_decode import (
     BODY_SENSOR_LOCATION,
@@ -96,8 +98,9 @@ class BleSource:
     """Straps advertising the Heart Rate service (0x180D), found and followed with bleak."""
 
     def __init__(self, selection: StrapSelection, adapter: Optional[str] = None, scan_seconds: float = 5.0,
-                 silence_seconds: float = 15.0, connect_timeout: float = 20.0):
+                 silence_seconds: float = 15.0, connect_timeout: float = 20.0, battery_seconds: float = 300.0):
         self.selection = selection
+        self.battery_seconds = battery_seconds
         self.adapter = adapter
         self.scan_seconds = scan_seconds
         self.silence_seconds = silence_seconds
@@ -201,15 +204,21 @@ class BleSource:
                 self._failures.pop(strap.address, None)
                 sink.strap_connected(strap, location)
                 last[0] = loop.time()
+                battery = StrapBattery(client, strap, sink, every=self.battery_seconds)
+                await battery.start()
                 while not gone.is_set():
                     quiet = loop.time() - last[0]
                     if quiet >= self.silence_seconds:
                         reason = f"no notification for {self.silence_seconds:.0f} s; reconnecting"
                         break
+                    wait = self.silence_seconds - quiet
+                    due = battery.next_in()
                     try:
-                        await asyncio.wait_for(gone.wait(), timeout=self.silence_seconds - quiet)
+                        await asyncio.wait_for(gone.wait(), timeout=wait if due is None else min(wait, due))
                     except asyncio.TimeoutError:
                         pass
+                    if not gone.is_set():
+                        await battery.poll()
             finally:
                 try:
                     await asyncio.wait_for(client.disconnect(), timeout=10)

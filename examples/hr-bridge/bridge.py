@@ -11,7 +11,8 @@ Topics (see README.md):
                                  {"bpm":142,"contact":true,"rr_ms":[...],"energy_kj":null,"at_ms":...}
                                  or the plain bpm (--format plain)
     <status>/status              online / offline (the last will), retained
-    <status>/straps/<strap>      the strap's state as JSON, retained
+    <status>/straps/<strap>      the strap's state as JSON, retained (with its battery, where
+                                 the strap has the Battery Service: battery.py)
 
 Threading: the strap source calls the sink on the asyncio thread; paho's network thread calls
 `MqttLink`'s callbacks, which call back into `Bridge.republish` on connect. `Bridge` guards its
@@ -86,6 +87,8 @@ class StrapSink(Protocol):
     def strap_notification(self, strap: Strap, data: bytes) -> None: ...
 
     def strap_lost(self, strap: Strap, reason: str) -> None: ...
+
+    def strap_battery(self, strap: Strap, percent: int) -> None: ...
 
 
 class StrapSource(Protocol):
@@ -302,6 +305,7 @@ class _StrapState:
     contact: Optional[bool] = None
     reason: Optional[str] = None
     malformed: int = 0
+    battery_pct: Optional[int] = None
 
 
 class Publisher(Protocol):
@@ -389,6 +393,17 @@ class Bridge:
         log.warning("strap %s (%s) lost: %s", strap.id, strap.address, reason)
         self.publisher.publish(self.state_topic(strap), payload, qos=1, retain=True)
 
+    def strap_battery(self, strap: Strap, percent: int) -> None:
+        """The strap's Battery Level (battery.py): its retained state again when it changed."""
+        with self._lock:
+            st = self._straps.setdefault(strap.id, _StrapState(strap))
+            if st.battery_pct == percent:
+                return
+            st.battery_pct = percent
+            payload = self._state_json(st)
+        log.info("strap %s: battery %d %%", strap.id, percent)
+        self.publisher.publish(self.state_topic(strap), payload, qos=1, retain=True)
+
     def republish(self) -> None:
         """Every strap's retained state again (after a broker reconnect)."""
         with self._lock:
@@ -406,4 +421,5 @@ class Bridge:
             "location": st.location,
             "contact": st.contact,
             "reason": st.reason,
+            "battery_pct": st.battery_pct,
         }, separators=(",", ":"))

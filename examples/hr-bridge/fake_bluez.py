@@ -15,7 +15,7 @@ from dbus_fast import DBusError
 from dbus_fast.aio import MessageBus
 from dbus_fast.service import PropertyAccess, ServiceInterface, dbus_property, method
 
-from hr_decode import BODY_SENSOR_LOCATION, HEART_RATE_MEASUREMENT, HEART_RATE_SERVICE
+from hr_decode import BATTERY_LEVEL, BATTERY_SERVICE, BODY_SENSOR_LOCATION, HEART_RATE_MEASUREMENT, HEART_RATE_SERVICE
 
 ADAPTER = "/org/bluez/hci0"
 
@@ -129,13 +129,14 @@ class Device(ServiceInterface):
 
 
 class GattService(ServiceInterface):
-    def __init__(self, device_path: str):
+    def __init__(self, device_path: str, uuid: str = HEART_RATE_SERVICE):
         super().__init__("org.bluez.GattService1")
         self.device_path = device_path
+        self.uuid = uuid
 
     @dbus_property(access=PropertyAccess.READ)
     def UUID(self) -> "s":  # noqa: N802, F821
-        return HEART_RATE_SERVICE
+        return self.uuid
 
     @dbus_property(access=PropertyAccess.READ)
     def Primary(self) -> "b":  # noqa: N802, F821
@@ -196,7 +197,8 @@ class Characteristic(ServiceInterface):
 class FakeStrap:
     """A strap: advertises while not connected, takes one connection, notifies when told."""
 
-    def __init__(self, bluez: "FakeBlueZ", address: str, name: str, refuse_connections: int = 0):
+    def __init__(self, bluez: "FakeBlueZ", address: str, name: str, refuse_connections: int = 0,
+                 battery: Optional[int] = None):
         self.bluez, self.address, self.name = bluez, address, name
         self.refuse_connections = refuse_connections
         self.path = f"{ADAPTER}/dev_{address.replace(':', '_')}"
@@ -207,6 +209,10 @@ class FakeStrap:
         self.service = GattService(self.path)
         self.measurement = Characteristic(f"{self.path}/service000c", HEART_RATE_MEASUREMENT, ["notify"])
         self.location = Characteristic(f"{self.path}/service000c", BODY_SENSOR_LOCATION, ["read"], bytes([1]))
+        # The Battery Service (0x180F), on straps given a `battery` level: its Battery Level reads and notifies.
+        self.battery_service = GattService(self.path, BATTERY_SERVICE) if battery is not None else None
+        self.battery = (Characteristic(f"{self.path}/service0020", BATTERY_LEVEL, ["read", "notify"], bytes([battery]))
+                        if battery is not None else None)
         self.exported = False
 
     def appear(self) -> None:
@@ -233,6 +239,9 @@ class FakeStrap:
         self.bluez.bus.export(f"{self.path}/service000c", self.service)
         self.bluez.bus.export(f"{self.path}/service000c/char000d", self.measurement)
         self.bluez.bus.export(f"{self.path}/service000c/char0010", self.location)
+        if self.battery is not None:
+            self.bluez.bus.export(f"{self.path}/service0020", self.battery_service)
+            self.bluez.bus.export(f"{self.path}/service0020/char0021", self.battery)
         self.device.emit_properties_changed({"Connected": True})
         asyncio.get_running_loop().call_later(0.05, self._resolved)
 
@@ -250,6 +259,18 @@ class FakeStrap:
         self.device.emit_properties_changed({"ServicesResolved": False, "Connected": False})
         for path in ("service000c/char000d", "service000c/char0010", "service000c"):
             self.bluez.bus.unexport(f"{self.path}/{path}")
+        if self.battery is not None:
+            self.battery.notifying = False
+            for path in ("service0020/char0021", "service0020"):
+                self.bluez.bus.unexport(f"{self.path}/{path}")
+
+    def set_battery(self, level: int) -> bool:
+        """The battery runs down: its Battery Level changes, notified if the bridge subscribed."""
+        self.battery.value = bytes([level])
+        if not (self.connected and self.battery.notifying):
+            return False
+        self.battery.notify(bytes([level]))
+        return True
 
     def notify(self, data: bytes) -> bool:
         """Sends a Heart Rate Measurement if the bridge subscribed; False if nobody listens."""

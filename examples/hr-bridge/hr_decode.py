@@ -1,4 +1,5 @@
-"""Decoding of the Bluetooth Heart Rate service's characteristics (service 0x180D).
+"""Decoding of the Bluetooth Heart Rate service's characteristics (service 0x180D), and of the
+Battery Service's Battery Level (0x180F, 0x2A19) that many straps offer beside it.
 
 Pure functions, no Bluetooth and no MQTT: the bytes a strap notifies go in, a value or a
 `DecodeError` that says what is wrong comes out.
@@ -28,6 +29,8 @@ from typing import Optional
 HEART_RATE_SERVICE = "0000180d-0000-1000-8000-00805f9b34fb"
 HEART_RATE_MEASUREMENT = "00002a37-0000-1000-8000-00805f9b34fb"
 BODY_SENSOR_LOCATION = "00002a38-0000-1000-8000-00805f9b34fb"
+BATTERY_SERVICE = "0000180f-0000-1000-8000-00805f9b34fb"
+BATTERY_LEVEL = "00002a19-0000-1000-8000-00805f9b34fb"
 
 _FORMAT_UINT16 = 0x01
 _CONTACT_DETECTED = 0x02
@@ -136,3 +139,17 @@ def decode_body_sensor_location(data: bytes) -> str:
         raise DecodeError(f"body sensor location must be 1 byte, got {len(data)}: {_hex(data)}")
     value = data[0]
     return BODY_SENSOR_LOCATIONS[value] if value < len(BODY_SENSOR_LOCATIONS) else f"reserved-{value}"
+
+
+def decode_battery_level(data: bytes) -> int:
+    """Decodes a Battery Level (0x2A19) value: the charge left, 0-100 %.
+
+    Raises:
+        DecodeError: the value is not exactly one byte, or above 100 (101-255 are reserved).
+    """
+    data = bytes(data)
+    if len(data) != 1:
+        raise DecodeError(f"battery level must be 1 byte, got {len(data)}: {_hex(data)}")
+    if data[0] > 100:
+        raise DecodeError(f"battery level must be 0-100 %, got {data[0]} (a reserved value)")
+    return data[0]

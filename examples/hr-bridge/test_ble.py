@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """ble.py's BleSource through the real bleak, against fake_bluez.py (a stand-in for
 bluetoothd on a private dbus-daemon; no radio): which straps it takes, the Body Sensor
-Location, notifications into the Bridge, a refused connection that does not stop another
+Location, notifications into the Bridge, a strap's Battery Level (read, then notified), a refused connection that does not stop another
 strap, a dropped link and a silent strap reconnected, a strap linked before the start taken,
 scans never overlapping a connection set-up, every strap disconnected at the end.
 
@@ -71,7 +71,7 @@ class BleSourceOnFakeBlueZ(unittest.TestCase):
 
     async def scenario(self):
         bluez = await FakeBlueZ.start(self.bus.address)
-        alice = bluez.add_strap("C8:3A:1B:2C:3D:4E", "Polar H10 1A2B3C4D")
+        alice = bluez.add_strap("C8:3A:1B:2C:3D:4E", "Polar H10 1A2B3C4D", battery=87)
         bob = bluez.add_strap("F1:02:03:04:05:06", "TICKR 1234", refuse_connections=1)
         carol = bluez.add_strap("AA:BB:CC:DD:EE:FF", "Someone else's strap")
         dave = bluez.add_strap("D0:0D:0D:0D:0D:0D", "HRM-Dual 55")
@@ -100,6 +100,10 @@ class BleSourceOnFakeBlueZ(unittest.TestCase):
                 self.assertEqual({k: rec.states("alice")[0][k] for k in ("state", "location", "address", "name")},
                                  {"state": "connected", "location": "chest", "address": alice.address, "name": alice.name})
                 await until(lambda: 72 in rec.bpms("alice"), 5, "72 bpm on hr/alice")
+                # Her Battery Service: read at the connect, then heard as it runs down (it notifies).
+                await until(lambda: rec.states("alice")[-1].get("battery_pct") == 87, 5, "alice's battery, 87 %")
+                self.assertTrue(alice.set_battery(14), "the bridge subscribed to her Battery Level")
+                await until(lambda: rec.states("alice")[-1].get("battery_pct") == 14, 5, "alice's battery, 14 %")
 
                 # Dave, linked already and silent in the air, is taken without a Connect of ours.
                 await until(lambda: rec.states("dave"), 10, "dave, connected before the start, to be taken")

@@ -30,6 +30,7 @@ from selenium.webdriver.common.keys import Keys
 
 import speech  # the spoken cues' check (beside this file)
 import timetable  # an idle clock's next class, the Classes sheet (beside this file)
+import recovery  # the wall clock and class view while a rest waits for recovery, the leaderboard's opt-out (beside this file)
 
 ROOT = os.getcwd()
 ART = os.path.join(ROOT, ".test-logs", "browser")
@@ -1697,6 +1698,8 @@ def main():
                          ("the node's speaker, the flash, a rest back to ready", lambda: test_speaker_flash_and_rest(env, pages)),
                          ("the timetable", lambda: timetable.test_next_class(env, pages, BASE, NODE, ART, check, wait)),
                          ("a rest until recovered", lambda: timetable.test_rest_until_recovered(env, pages, BASE, NODE, check, wait)),
+                         ("the wall clock waits for recovery", lambda: recovery.test_wall_recovery(env, pages, NODE, check, wait, Straps)),
+                         ("the class view waits for recovery", lambda: recovery.test_class_recovery(env, pages, BASE, NODE, check, wait, Straps, CLASS)),
                          ("spoken cues", lambda: speech.test_spoken_cues(env, pages, BASE, NODE, check, wait)),
                          ("older addresses; a page that cannot start", lambda: test_older_address_and_no_start(env, pages)),
                          ("installable", lambda: test_installable(env, pages))):

@@ -164,6 +164,7 @@ extension EngineMachine {
         info.publish(to: topics.info, now: now, linkUp: link.linkUp, on: &board)
         library.publish(into: &board.out)
         heart.republishAthletes(now: now, into: &board.out)
+        heart.republishRecovery(into: &board.out)
         sound.publish(into: &board.out)
         displays.publishList(into: &board.out)
         schedules.publishNext(now: now, into: &board.out)

@@ -192,6 +192,7 @@ struct EngineMachine {
             case .timer(let id): advanceTimer(id, now: now, into: &output)
             case .heartRate(let source):
                 for id in heart.sourceDeadline(source, now: now, on: &board) { output.changes.timerChanged(id, events: []) }
+                checkRecovery(now: now, into: &output)  // a single strap's rest: its reading no longer counts
             case .athlete(let id):
                 heart.athleteDeadline(id, now: now, linkUp: link.linkUp, on: &board)
                 checkRecovery(now: now, into: &output)  // a stale or gone strap no longer counts

@@ -19,6 +19,8 @@ struct HeartRatePart {
     private(set) var classRuns: [String: ClassRecorder] = [:]
     /// Running timers whose rest waits for recovery (EngineMachine+Recovery.swift).
     private(set) var waitingRecovery: Set<String> = []
+    /// What the `recovery` topic of each waiting timer shows: the tally last decided.
+    private var recoveryShown: [String: RecoveryProgress] = [:]
     /// Class summaries written by the current input, published after its write.
     private var pendingSummaries: [(timer: String, payload: [UInt8])] = []
     /// The heart-rate settings a class run records with (staleness, zones, recovery, effort points).
@@ -121,7 +123,27 @@ struct HeartRatePart {
     /// A timer's rest now waits for recovery; false when it already did.
     mutating func startWaiting(_ id: String) -> Bool { waitingRecovery.insert(id).inserted }
 
-    mutating func stopWaiting(_ id: String) { waitingRecovery.remove(id) }
+    /// A timer's rest no longer waits (it ended, recovered, paused, or the timer is gone): its
+    /// `recovery` topic is cleared if it showed a tally (QoS 1, kept by the client while
+    /// disconnected).
+    mutating func stopWaiting(_ id: String, into out: inout EffectSink) {
+        waitingRecovery.remove(id)
+        if recoveryShown.removeValue(forKey: id) != nil { out.publish(to: topics.timer(id).recovery, [], retain: true) }
+    }
+
+    /// How a waiting timer's rest stands now: published, retained, only when it changed (a
+    /// reading that moves no count publishes nothing), and while the link is down only kept
+    /// (a connect republishes it).
+    mutating func showRecovery(_ id: String, _ progress: RecoveryProgress, linkUp: Bool, into out: inout EffectSink) {
+        guard recoveryShown[id] != progress else { return }
+        recoveryShown[id] = progress
+        if linkUp { out.publish(to: topics.timer(id).recovery, progress.json.jsonBytes, retain: true) }
+    }
+
+    /// On every (re)connect: each waiting timer's `recovery` again.
+    func republishRecovery(into out: inout EffectSink) {
+        for id in recoveryShown.keys.sorted() { out.publish(to: topics.timer(id).recovery, recoveryShown[id]!.json.jsonBytes, retain: true) }
+    }
 
     // MARK: - Athletes' readings
 
