@@ -221,6 +221,23 @@ struct EngineScheduleTests {
         #expect(Self.classes(third).last == .some(nil), "no class once its run ended: \(Self.classes(third))")
     }
 
+    @Test("a wall-clock step during a class: current_class's started_at_ms moves with the run's, and a restart after it still shows the class")
+    func classAcrossAClockStep() async throws {
+        let h = try await Self.classHarness()
+        await h.pass(120_000)  // 06:01:01, the class under way
+        h.time.stepWall(3_600_000)  // NTP steps the wall clock an hour ahead
+        await h.pass(1_000)
+        let stepped = try #require(Self.classes(h).last ?? nil)
+        let started = try #require(h.state("main")?["started_at_ms"]?.int64)
+        #expect(stepped["started_at_ms"]?.int64 == started && started == Self.t0 + 60_000 + 3_600_000, "\(stepped)")
+        #expect(stepped["starts_at_ms"] == .int(Self.t0 + 60_000), "the planned instant stays")
+        h.time.pass(10_000)
+        let again = try await h.restart(config: Self.classYAML)
+        await again.connect()
+        await again.pass(2_000)
+        #expect(Self.classes(again).last == .some(stepped), "the class after the restart: \(Self.classes(again))")
+    }
+
     @Test("an `after` loop whose run ended while the node was down: its next class starts at the end + its gap after the restart")
     func afterLoopAcrossARestart() async throws {
         let yaml = """
