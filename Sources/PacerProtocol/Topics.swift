@@ -2,7 +2,7 @@
 /// topics"), each spelled once; a timer's plain retained topics end in a ``PlainLeaf``.
 public enum TopicLevel: String, Sendable, CaseIterable {
     case status, info, workouts, athletes, sound, displays, cueAhead = "cue_ahead", command = "cmd", reply, time, timers
-    case state, event, classSummary = "class", say, next
+    case state, event, classSummary = "class", say, next, currentClass = "current_class"
     case recovery
 }
 
@@ -91,7 +91,7 @@ public struct Topics: Sendable, Equatable {
             "sound": sound, "displays": displays, "cueAhead": cueAhead, "command": command, "reply": reply, "privateReply": reply(clientID: client),
             "time": time,
             "timer.state": t.state, "timer.event": t.event, "timer.classSummary": t.classSummary, "timer.command": t.command,
-            "timer.say": t.say, "timer.next": t.next,
+            "timer.say": t.say, "timer.next": t.next, "timer.currentClass": t.currentClass,
         ]
         for leaf in PlainLeaf.allCases { all["timer.\(leaf)"] = t.plain(leaf) }
         all["timer.recovery"] = t.recovery
@@ -125,6 +125,9 @@ public struct TimerTopics: Sendable, Equatable {
     public var say: String { leaf(.say) }
     /// Retained: the timer's next scheduled class (`schedules:`); empty when none is ahead.
     public var next: String { leaf(.next) }
+    /// Retained: the class a schedule started, while its run goes on (its name, its planned
+    /// instant and `late_ms`); empty when the run is not a class's.
+    public var currentClass: String { leaf(.currentClass) }
 
     /// Retained JSON while a rest waits for recovery (`RecoveryProgress`); empty otherwise.
     public var recovery: String { leaf(.recovery) }

@@ -1,7 +1,7 @@
 import PacerCore
 
 /// Every member name of the timetable's documents, in one place: a schedule as configured or
-/// saved, the written record, the retained `next` document and the day's list.
+/// saved, the written record, the retained `next` and `current_class` documents and the day's list.
 public enum ScheduleField: String, Sendable, CaseIterable {
     // A schedule.
     case id, name, timer, workout, preset, spec, grace, enabled, weekly, dates, loops
@@ -22,6 +22,8 @@ public enum ScheduleField: String, Sendable, CaseIterable {
     case localTime = "local_time"
     case graceMs = "grace_ms"
     case shifted, cancelled, status, classes
+    // The class a schedule started (`current_class`).
+    case startedAtMs = "started_at_ms"
 
     /// The members a schedule document takes.
     public static let ofSchedule: [ScheduleField] = [

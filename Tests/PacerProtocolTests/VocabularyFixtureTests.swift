@@ -79,7 +79,7 @@ struct VocabularyFixtureTests {
         #expect(topics.timerID(ofCommandTopic: all["timer.command"]!) == "t1")
         #expect(Set(topics.timer("t1").retained) == Set(all.filter { $0.key.hasPrefix("timer.") }.values)
             .subtracting([all["timer.event"]!, all["timer.command"]!, all["timer.classSummary"]!, all["timer.say"]!, all["timer.next"]!,
-                          all["timer.recovery"]!]))
+                          all["timer.recovery"]!, all["timer.currentClass"]!]))
     }
 
     @Test("every action and plain word of the list is read by the parser; the codes and fields are each spelled once")

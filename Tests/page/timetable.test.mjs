@@ -1,8 +1,9 @@
 // The node's timetable on the page (examples/dashboard/timetable.js): an idle clock's next
 // class from the retained `next` document, counting down on an injected node instant; today's
 // classes from a `list_schedules` reply with the Skip of each schedule's next class; the
-// `skip_next` command against the protocol's examples; a rest that waits for recovery; and the
-// `next` topic kept per timer by nodestate.js.
+// `skip_next` command against the protocol's examples; a rest that waits for recovery; the
+// `next` topic kept per timer by nodestate.js; and the class a run is (`current_class`): "HIIT
+// 45 · started 3 min late", kept per timer by nodestate.js.
 // Run: node --test Tests/page/   (Tests/extra/page-logic)
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -107,4 +108,54 @@ test("nodestate keeps each timer's next class; empty clears it; a deleted timer 
   n.apply("timers/main/state", '{"id":"main","status":"idle","revision":1}', true);
   n.apply("timers/main/state", "", true);
   assert.equal(n.next.has("main"), false);
+});
+
+// The document of docs/API.md's `current_class` row: HIIT 45 planned for 06:00, started at 06:03.
+const PLANNED = 1796018400000;
+const CURRENT = '{"timer":"main","schedule":"hiit","name":"HIIT 45","starts_at":"2026-11-30T06:00:00.000Z","starts_at_ms":1796018400000,"local_date":"2026-11-30","local_time":"06:00","preset":"tabata","time_zone":"Europe/London","late_ms":180000,"started_at_ms":1796018580000}';
+const RUN = { id: "main", name: "Main clock", status: "running", started_at_ms: PLANNED + 180000, revision: 4 };
+
+test("a retained current_class document is read; an empty payload is no class; junk is nothing", () => {
+  const c = T.parseCurrent(CURRENT);
+  assert.equal(c.name, "HIIT 45");
+  assert.equal(c.late_ms, 180000);
+  assert.equal(T.parseCurrent(""), null);
+  assert.equal(T.parseCurrent("{oops"), null);
+  assert.equal(T.parseCurrent('{"name":"x"}'), null, "no run's start: not tied to a run");
+});
+
+test("a class started late says so: 'HIIT 45 · started 3 min late'; on time, just its name", () => {
+  const late = T.parseCurrent(CURRENT);
+  assert.equal(T.classLine(late, RUN), "HIIT 45 · started 3 min late");
+  assert.equal(T.classLine(late, { ...RUN, status: "paused" }), "HIIT 45 · started 3 min late");
+  assert.equal(T.classLine({ ...late, late_ms: 0, started_at_ms: PLANNED }, { ...RUN, started_at_ms: PLANNED }), "HIIT 45", "on time");
+  assert.equal(T.classLine({ ...late, late_ms: 4, started_at_ms: PLANNED + 4 }, { ...RUN, started_at_ms: PLANNED + 4 }), "HIIT 45",
+    "a few ms behind its deadline is on time");
+  assert.equal(T.classLine({ ...late, late_ms: 45000, started_at_ms: PLANNED + 45000 }, { ...RUN, started_at_ms: PLANNED + 45000 }),
+    "HIIT 45 · started 45 s late");
+  assert.equal(T.classLine({ ...late, late_ms: 270000, started_at_ms: PLANNED + 270000 }, { ...RUN, started_at_ms: PLANNED + 270000 }),
+    "HIIT 45 · started 5 min late", "4 min 30 s rounds to 5");
+});
+
+test("no class line for a hand-started run, another run, a run that is over, or no class", () => {
+  const c = T.parseCurrent(CURRENT);
+  assert.equal(T.classLine(null, RUN), "", "a hand-started run: the node publishes no class");
+  assert.equal(T.classLine(c, { ...RUN, started_at_ms: PLANNED + 900000 }), "", "started again by hand");
+  for (const status of ["idle", "finished", "cancelled", "scheduled"]) assert.equal(T.classLine(c, { ...RUN, status }), "", status);
+  assert.equal(T.classLine(c, null), "");
+});
+
+test("nodestate keeps each timer's current class; empty clears it; a deleted timer forgets it", () => {
+  const n = new NodeState();
+  n.base = "pacer/gym";
+  assert.deepEqual(n.apply("timers/main/current_class", CURRENT, true), { what: "current", timer: "main" });
+  assert.equal(n.current.get("main").late_ms, 180000);
+  assert.equal(n.apply("timers/main/current_class", "{junk", true), null);
+  assert.equal(n.current.get("main").name, "HIIT 45", "junk changes nothing");
+  assert.deepEqual(n.apply("timers/main/current_class", "", true), { what: "current", timer: "main" });
+  assert.equal(n.current.has("main"), false);
+  n.apply("timers/main/current_class", CURRENT, true);
+  n.apply("timers/main/state", JSON.stringify(RUN), true);
+  n.apply("timers/main/state", "", true);
+  assert.equal(n.current.has("main"), false);
 });

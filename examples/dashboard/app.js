@@ -104,7 +104,7 @@ function onChange(c) {
     case "sound": footer.renderSpeaker(); break;
     case "athletes": footer.renderClassLink(); break;
     case "displays": classes.renderDisplays(); break;
-    case "next": render(); break;
+    case "next": case "current": render(); break;
     case "recovery": if (c.timer === cfg.timer) render(); break;
     case "gone": cues.forget(c.timer); spoken.forget(c.timer); render(); break;
     case "state": cues.predict(c.timer, c.state); render(); break;

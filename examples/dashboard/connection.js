@@ -77,7 +77,7 @@ class Connection {
     this.node.base = base;
     this.syncVia = null;
     const subs = [base + "/status", base + "/info", base + "/workouts", base + "/sound", base + "/athletes", base + "/displays", base + "/timers/+/state", base + "/timers/+/event",
-      base + "/timers/+/next",
+      base + "/timers/+/next", base + "/timers/+/current_class",
       base + "/timers/+/recovery",
       base + "/timers/+/say", base + "/cue_ahead", base + "/reply", this.replyTopic()];
     this.client.subscribe(subs, 1);

@@ -2,7 +2,7 @@
 // base, with no DOM and no MQTT: online or not (`status`), its `info`, the saved workouts
 // (`workouts`), its speaker (`sound`), its class (`athletes`), its displays saved by command
 // (`displays`), each timer's latest retained `state` (an older revision never goes back) and
-// next class (`next`, timetable.js) and the phase each timer was in before its
+// next class (`next`, timetable.js), the class its run is (`current_class`) and the phase each timer was in before its
 // latest event (for the notifications); the spoken cues (a timer's `say`, `cue_ahead`) pass
 // through, read by speech.js. connection.js feeds it the messages and says what
 // changed to the page; Tests/page/nodestate.test.mjs tests this very file in Node against
@@ -10,7 +10,7 @@
 import { parseSound } from "./speaker.js";
 import { statesFromList } from "./desk.js";
 import { parseSpoken } from "./speech.js";
-import { parseNext } from "./timetable.js";
+import { parseNext, parseCurrent } from "./timetable.js";
 import { parseDisplays } from "./displays.js";
 import { parseRecovery } from "./recovery.js";
 
@@ -32,6 +32,7 @@ class NodeState {
     this.athletes = null;       // `athletes` as it came (a class), null: none
     this.phaseOf = new Map();   // timer -> its phase before the latest event
     this.next = new Map();      // timer -> its next class (timetable.js's parseNext), absent: none
+    this.current = new Map();   // timer -> the class its run is (timetable.js's parseCurrent), absent: none
     this.displays = null;       // `displays` (displays.js's parseDisplays), null: none heard
     this.recovery = new Map();  // timer -> how its rest's recovery stands (recovery.js's parseRecovery), absent: not waiting
   }
@@ -47,6 +48,7 @@ class NodeState {
    * `{what}` with what `status`, `info`, `workouts`, `sound`, `athletes`, `displays`, `reply` (for the
    * requests), `state` (with `timer` and `state`), `next` (with `timer`: its next class changed),
    * `recovery` (with `timer`: how its rest's recovery stands changed),
+   * `current` (with `timer`: the class its run is changed),
    * `gone` (a timer's state cleared: deleted),
    * `event` (with `timer` and `event`) or `say` (with `timer` and `say`, speech.js's
    * parseSpoken: a timer's `say`, or an announcement on `cue_ahead` that says something).
@@ -75,7 +77,7 @@ class NodeState {
       if (tally) this.recovery.set(r[1], tally); else if (!payload) this.recovery.delete(r[1]); else return null;
       return { what: "recovery", timer: r[1] };
     }
-    const t = /^timers\/([^/]+)\/(state|event|say|next)$/.exec(rel);
+    const t = /^timers\/([^/]+)\/(state|event|say|next|current_class)$/.exec(rel);
     if (!t) return null;
     const id = t[1];
     if (t[2] === "next") {
@@ -83,9 +85,14 @@ class NodeState {
       if (n) this.next.set(id, n); else if (!payload) this.next.delete(id); else return null;
       return { what: "next", timer: id };
     }
+    if (t[2] === "current_class") {
+      const c = parseCurrent(payload);
+      if (c) this.current.set(id, c); else if (!payload) this.current.delete(id); else return null;
+      return { what: "current", timer: id };
+    }
     if (t[2] === "say") { const say = payload ? parseSpoken(payload, id) : null; return say ? { what: "say", timer: id, say } : null; }
     if (t[2] === "state") {
-      if (!payload) { this.timers.delete(id); this.phaseOf.delete(id); this.next.delete(id); return { what: "gone", timer: id }; }
+      if (!payload) { this.timers.delete(id); this.phaseOf.delete(id); this.next.delete(id); this.current.delete(id); return { what: "gone", timer: id }; }
       let st; try { st = JSON.parse(payload); } catch (e) { return null; }
       const old = this.timers.get(id);
       if (old && st.revision != null && old.revision != null && st.revision < old.revision && retain) return null;

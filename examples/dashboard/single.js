@@ -1,11 +1,12 @@
-// single.js: the single big clock (`?timer=`): the phase in words, the timer's name, label,
+// single.js: the single big clock (`?timer=`): the phase in words, the timer's name (or the
+// class its run is, and how late it started), label,
 // next exercise (an idle timer's next class, timetable.js), round and set, the heart rate, the progress ring and bar, and the digits
 // sized to fill the screen; the controls enabled by what the timer may do now. What it shows
 // is views.js's; the controls' clicks are controls.js's. app.js calls `render()` at every
 // flip and change. See docs/dashboard.md, "What it shows".
 import { toggleFor } from "./clock.js";
 import { PHASE_TEXT } from "./views.js";
-import { nextLine, recoveryLine } from "./timetable.js";
+import { nextLine, classLine, recoveryLine } from "./timetable.js";
 import { tallyLine } from "./recovery.js";
 import { $, setText } from "./ui.js";
 
@@ -45,7 +46,9 @@ function createSingle({ cfg, conn, view }) {
     const tally = tallyLine(st, node.recovery.get(cfg.timer));
     setText(el.tally, tally || "");
     el.tally.hidden = !tally;
-    setText(el.name, st ? st.name || st.id : cfg.timer);
+    // A run a schedule started is its class: "HIIT 45 · started 3 min late" (timetable.js).
+    const klassNow = classLine(node.current.get(cfg.timer), st);
+    setText(el.name, klassNow || (st ? st.name || st.id : cfg.timer));
     const text = v.text || "--:--";
     setText(el.digits, text);
     fitDigits(text);

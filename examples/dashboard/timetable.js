@@ -1,5 +1,6 @@
 // timetable.js: the node's timetable on the page, with no DOM: a timer's next class (the
-// retained `<base>/timers/<id>/next`) and the line an idle clock shows for it, today's classes
+// retained `<base>/timers/<id>/next`) and the line an idle clock shows for it, the class a run
+// is (`<base>/timers/<id>/current_class`) and the line a running clock shows for it, today's classes
 // from a `list_schedules` reply with the class each Skip button skips, the `skip_next`
 // command, and the phase line of a rest that ends on recovery. single.js and classes.js put
 // them on the page; Tests/page/timetable.test.mjs tests this very file in Node with an
@@ -34,6 +35,37 @@ function nextLine(n, now) {
   if (left <= 0) return { text: head + " · starting", next: null };
   const secs = Math.ceil(left / 1000);
   return { text: head + " · in " + fmt(secs), next: n.starts_at_ms - (secs - 1) * 1000 };
+}
+
+/**
+ * A retained `current_class` payload: the class a schedule started, while its run goes on
+ * (`{name, schedule, starts_at_ms, late_ms, started_at_ms, …}` as the node published it), or
+ * null for none (an empty payload: the run is not a class's) and for junk.
+ */
+function parseCurrent(payload) {
+  if (!payload) return null;
+  let c; try { c = JSON.parse(payload); } catch (e) { return null; }
+  if (!c || typeof c !== "object" || !isNum(c.started_at_ms)) return null;
+  return c;
+}
+
+/** How late, in words: "45 s" under a minute, else whole minutes ("3 min"). */
+function lateWords(ms) {
+  const secs = Math.round(ms / 1000);
+  return secs < 60 ? secs + " s" : Math.round(secs / 60) + " min";
+}
+
+/**
+ * The line a clock shows for the class its run is: `c` (parseCurrent's) beside the timer's
+ * state `st`. "HIIT 45" when the class started on time, "HIIT 45 · started 3 min late" when the
+ * node started it late (after a restart, within its grace); "" when the run is not that class's
+ * (no class, another run: `started_at_ms` differs, or the run is over).
+ */
+function classLine(c, st) {
+  if (!c || !st || !["running", "paused", "expired"].includes(st.status)) return "";
+  if (isNum(st.started_at_ms) && st.started_at_ms !== c.started_at_ms) return "";
+  const name = c.name || c.schedule || "class";
+  return isNum(c.late_ms) && c.late_ms >= 1000 ? name + " · started " + lateWords(c.late_ms) + " late" : name;
 }
 
 /** The words of a class's status in today's list. */
@@ -85,4 +117,4 @@ function recoveryLine(st, now) {
   return word + " · until recovered (≤ " + fmt(Math.ceil(Math.max(0, st.ends_at_ms - now) / 1000)) + ")";
 }
 
-export { parseNext, nextLine, todaysClasses, skipCommand, listCommand, recoveryLine, STATUS_TEXT };
+export { parseNext, nextLine, parseCurrent, classLine, todaysClasses, skipCommand, listCommand, recoveryLine, STATUS_TEXT };

@@ -58,6 +58,8 @@ final class Journal: Sendable {
     var all: [EngineStep] { steps.withLock { $0 } }
     var count: Int { steps.withLock { $0.count } }
     func since(_ index: Int) -> [EngineStep] { Array(all[index...]) }
+    /// Hands over what was recorded and forgets it (a long run reads as it goes, in bounded memory).
+    func take() -> [EngineStep] { steps.withLock { steps in defer { steps = [] }; return steps } }
 }
 
 /// A transport that records every call and never touches a network.
@@ -153,7 +155,10 @@ final class JournaledStore: EngineStore {
 /// Virtual time: a wall clock and a monotonic clock the test moves by hand.
 final class VirtualTime: Sendable {
     /// Starts at the real wall clock (so "in 30 days" means the same to the test and the engine).
-    private let clocks = Mutex((wall: NodeClock.systemWallClock(), mono: Millis(0)))
+    private let clocks: Mutex<(wall: Millis, mono: Millis)>
+    init() { clocks = Mutex((wall: NodeClock.systemWallClock(), mono: Millis(0))) }
+    /// Starts at the wall instant `wall` (a test of a given date: a DST change, a year).
+    init(wall: Millis) { clocks = Mutex((wall: wall, mono: Millis(0))) }
     var wall: Millis { clocks.withLock { $0.wall } }
     var mono: Millis { clocks.withLock { $0.mono } }
     /// Time passes: both clocks move.

@@ -4,7 +4,9 @@ An idle timer's next class: the test publishes, retained on the real broker, the
 document a node with `schedules:` publishes (docs/API.md) for an idle timer, with a class
 12 min 30 s ahead, and reads the line on screen: "Next: HIIT 45 at 18:00 · in 12:29" (or 12:30),
 matching the time left on this machine's clock (the node's), and ticking locally a second
-later; the empty retained payload (no class ahead) takes the line away. Then the phone page's
+later; the empty retained payload (no class ahead) takes the line away. A run with a retained
+`current_class` of 180 s late reads "HIIT 45 · started 3 min late" in place of the timer's name
+(class-late-*.png), and the name comes back with the empty payload. Then the phone page's
 Classes sheet against the real node: today's classes (none on this node), a WLED light with
 brightness 0 refused with the node's own message shown (the same as its reply to that command
 sent directly), an AWTRIX clock whose apps clash refused, one saved and listed from the
@@ -65,6 +67,28 @@ def test_next_class(env, pages, base, node, art, check, wait):
         check(True, "an empty retained next takes the line away")
     finally:
         pub_retained(env, topic, "")
+
+    # The class a run is: a run a schedule started 3 minutes late (the `current_class` document a
+    # node publishes, published here retained beside a hand-started run's state, with its
+    # started_at_ms) reads "HIIT 45 · started 3 min late" in place of the timer's name; the empty
+    # payload the node publishes at the run's end gives the name back.
+    started = env.request({"action": "start", "timer": TIMER, "id": "tt-class-start"}) or {}
+    run = started.get("state") or {}
+    check(run.get("started_at_ms") is not None, "a run to show a class on (%s)" % started)
+    class_topic = "%s/timers/%s/current_class" % (base, TIMER)
+    current = {k: v for k, v in doc.items() if k != "grace_ms"}
+    current.update(late_ms=180000, started_at_ms=run.get("started_at_ms"))
+    pub_retained(env, class_topic, json.dumps(current))
+    try:
+        wait(lambda: pages.text("name") == "HIIT 45 · started 3 min late", 10, "the late class in place of the timer's name")
+        check(True, "a class started late: %r" % pages.text("name"))
+        pages.shot("class-late-1920x1080")
+        pub_retained(env, class_topic, "")
+        wait(lambda: pages.text("name") == "Next class", 5, "the timer's name once the run is no class's")
+        check(True, "no class: the timer's name %r" % pages.text("name"))
+    finally:
+        pub_retained(env, class_topic, "")
+        env.request({"action": "reset", "timer": TIMER, "id": "tt-class-reset"})
 
     # The Classes sheet: first on a node without schedules.
     pages.press("Classes")

@@ -125,9 +125,13 @@ extension EngineMachine {
             one.rollback = .init(timers: [decision.timer: board.timers[decision.timer]], requestID: nil)
             let start = TimerOperation.start(spec: nil, startAt: nil, restart: false)
             let command = NodeCommand(request: .timer(id: decision.timer, operation: start, spec: decision.workout.startSpec, name: decision.name))
-            if case .failure(let error) = timerOperation(id: decision.timer, operation: start, specJSON: decision.workout.startSpec,
-                                                          name: board.timers.contains(decision.timer) ? nil : decision.name,
-                                                          command: command, now: now, into: &one) {
+            switch timerOperation(id: decision.timer, operation: start, specJSON: decision.workout.startSpec,
+                                  name: board.timers.contains(decision.timer) ? nil : decision.name, command: command, now: now, into: &one) {
+            case .success:
+                // What `current_class` shows of it: its run's start ties it to this run.
+                let startedAt = board.timers.read(decision.timer) { $0.machine.snapshot(at: now).startedAtMs } ?? nil
+                schedules.classStarted(decision, startedAtMs: startedAt ?? now)
+            case .failure(let error):
                 logger.error("a scheduled class could not start", metadata: ["schedule": "\(decision.occurrence.schedule)", "timer": "\(decision.timer)",
                                                                              "code": "\(error.code.rawValue)", "reason": "\(error.message)"])
             }

@@ -136,7 +136,7 @@ extension EngineMachine {
         }
         noteRecoveryWaits(output.changes, now: now)
         displays.written(ok: ok, linkUp: link.linkUp && !republishAll, on: &board)
-        schedules.written(ok: ok, linkUp: link.linkUp && !republishAll, now: now, presets: library.presets, on: &board)
+        schedules.written(ok: ok, linkUp: link.linkUp && !republishAll, now: now, presets: library.presets, changes: output.changes, on: &board)
         if !republishAll {
             displays.publish(output.changes, linkUp: link.linkUp, backlogged: link.backlogged, now: now, heart: heart, on: &board)
         }
@@ -168,6 +168,7 @@ extension EngineMachine {
         sound.publish(into: &board.out)
         displays.publishList(into: &board.out)
         schedules.publishNext(now: now, into: &board.out)
+        schedules.publishCurrent(into: &board.out)
         for event in link.takeUnwritten() { link.publishEvent(event, into: &board.out) }
         link.republishTimers(now: now, heart: heart, on: &board)
         displays.reconnected(now: now, heart: heart, on: &board)

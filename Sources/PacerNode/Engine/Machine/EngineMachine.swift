@@ -249,6 +249,7 @@ struct EngineMachine {
         heart.shiftTimes(by: delta)  // a reading stays fresh as long as before
         board.deadlines.shift(by: delta)  // heart-rate staleness, the outbox check's window
         info.publishedAtMs = info.publishedAtMs.map { $0.saturatingAdd(delta) }  // its throttle
+        schedules.shiftTimes(by: delta)  // a class's run is known by its start, which moved
         if !schedules.isEmpty { board.deadlines.set(.schedule, at: now) }  // the timetable planned again
         rescheduleAll(now: now)
     }

@@ -7,7 +7,8 @@ import PacerSchedule
 /// class starts when, exactly once; this part hands it the instant at a `.schedule` deadline of
 /// the machine's one queue (no polling) and which target timers are busy, writes each decision
 /// (the schedules' records, one document in `meta`) in the same write as the class's start, and
-/// publishes each target timer's next class, retained, on `<base>/timers/<id>/next`.
+/// publishes each target timer's next class, retained, on `<base>/timers/<id>/next`, and the class
+/// its run under way is (with how late it started) on `<base>/timers/<id>/current_class`.
 struct SchedulePart {
     private(set) var planner: SchedulePlanner
     /// The configuration's schedules (changed in its file only).
@@ -18,12 +19,23 @@ struct SchedulePart {
     private var pending: [ScheduleRecord] = []
     /// The next classes changed: publish them after the write.
     private var nextChanged = false
+    /// The classes whose runs go on, by timer (`current_class`): kept in the records' document
+    /// (`running`), so a restart during a class shows it again.
+    private(set) var started: [String: StartedClass] = [:]
+    /// Classes started by the input being handled: theirs once the write is done.
+    private var startedPending: [StartedClass] = []
+    /// Timers whose `current_class` changed: published after the write.
+    private var currentChanged: Set<String> = []
+    /// The started classes' `started_at_ms` moved with a clock step: written with the next write.
+    private var startedMoved = false
     let topics: Topics
     let logger: Logger
 
     /// The `meta` key of the schedules' records, and of the schedules saved by command.
     static let metaKey = "schedule_records"
     static let savedKey = "schedules"
+    /// The member of the records' document that holds the classes whose runs go on.
+    static let runningMember = "running"
 
     init(configuration: NodeConfiguration, topics: Topics, logger: Logger) {
         configured = configuration.schedules
@@ -53,9 +65,25 @@ struct SchedulePart {
             }
         }
         saved.load(kept)
-        let records = document.flatMap { JSONCoding.decode(Array($0.utf8))?["records"]?.array }?.compactMap(ScheduleRecord.init(json:)) ?? []
+        let written = document.flatMap { JSONCoding.decode(Array($0.utf8)) }
+        let records = written?["records"]?.array?.compactMap(ScheduleRecord.init(json:)) ?? []
         rebuild(records: records, presets: presets)
+        // A class whose run is still the one it started (the timers are restored by now) is shown
+        // again; one whose run ended while the node was down, or was started again by hand, is not.
+        started = [:]
+        for entry in written?[Self.runningMember]?.array ?? [] {
+            guard let id = entry[ScheduleField.schedule.rawValue]?.string, let schedule = planner.schedules[id],
+                  let found = StartedClass(json: entry, schedule: schedule), Self.runs(found, on: board, now: now) else { continue }
+            started[found.timer] = found
+        }
         if !isEmpty { board.deadlines.set(.schedule, at: now) }  // what fell due while the node was down is decided first
+    }
+
+    /// Whether `found`'s run goes on: its timer runs, is paused or expired, in the run that started then.
+    private static func runs(_ found: StartedClass, on board: Board, now: Millis) -> Bool {
+        board.timers.read(found.timer) { entry in
+            [.running, .paused, .expired].contains(entry.machine.status) && entry.machine.snapshot(at: now).startedAtMs == found.startedAtMs
+        } ?? false
     }
 
     /// The planner again from the configuration's schedules, the saved ones and `records`.
@@ -189,6 +217,23 @@ struct SchedulePart {
         return plan.decisions
     }
 
+    /// A class of `decision` started on its timer in a run that started at `startedAtMs`: its
+    /// `current_class` once the write is done (a failed write undoes the start, and the class).
+    mutating func classStarted(_ decision: ScheduleDecision, startedAtMs: Millis) {
+        guard let found = StartedClass(decision, startedAtMs: startedAtMs) else { return }
+        startedPending.append(found)
+    }
+
+    /// A clock step moved every run's anchors by `delta`: the started classes' runs moved with them.
+    mutating func shiftTimes(by delta: Millis) {
+        guard !started.isEmpty else { return }
+        for (timer, found) in started {
+            started[timer]?.startedAtMs = found.startedAtMs.saturatingAdd(delta)
+            currentChanged.insert(timer)
+        }
+        startedMoved = true
+    }
+
     /// A target timer's run ended at `at` (an `after` loop plans its next run from it); the
     /// timetable is planned again at once (a class that waited for the timer may start).
     mutating func runEnded(_ timer: String, at: Millis, now: Millis, on board: inout Board) {
@@ -198,21 +243,62 @@ struct SchedulePart {
         nextChanged = true
     }
 
-    /// The write of an input that decided something: the records' document for `meta`.
+    /// The restore's write is done. What it decided stands at once (an `after` loop whose run
+    /// ended while the node was down, `runEnded` from the restore's `finished`): the first plan,
+    /// at the restore's `.schedule` deadline, plans that loop's next class from its end. (Left for
+    /// the next input's write, the loop would be planned as still running, with no deadline after.)
+    mutating func restoreWritten(ok: Bool) {
+        guard ok, !pending.isEmpty else { return }
+        planner.commit(pending)
+        pending = []
+    }
+
+    /// The write of an input that decided something: the records' document for `meta`, with
+    /// the classes whose runs go on (`running`; a run that ended since is told by its timer at a
+    /// restart, so its end needs no write).
     var changedDocument: String? {
-        guard !pending.isEmpty else { return nil }
+        guard !pending.isEmpty || !startedPending.isEmpty || startedMoved else { return nil }
         var records = planner.records
         for record in pending { records[record.schedule] = record }
         let list = records.keys.sorted().compactMap { records[$0]?.json }
-        return String(decoding: JSONValue.object(["records": .array(list)]).jsonBytes, as: UTF8.self)
+        var running = started
+        for found in startedPending { running[found.timer] = found }
+        var document: [String: JSONValue] = ["records": .array(list)]
+        if !running.isEmpty { document[Self.runningMember] = .array(running.keys.sorted().compactMap { running[$0]?.json }) }
+        return String(decoding: JSONValue.object(document).jsonBytes, as: UTF8.self)
     }
 
     /// After the write: the decisions stand (committed), or a failed write leaves them to be
-    /// decided again by the next plan; then the next classes are published when they changed.
-    mutating func written(ok: Bool, linkUp: Bool, now: Millis, presets: [String: JSONValue], on board: inout Board) {
+    /// decided again by the next plan; a class's run that ended (`changes`: finished, cancelled,
+    /// reset, started again by hand, deleted) is no longer shown; then the next classes and the
+    /// changed current ones are published.
+    mutating func written(ok: Bool, linkUp: Bool, now: Millis, presets: [String: JSONValue], changes: TimerChanges, on board: inout Board) {
         if ok, !pending.isEmpty { planner.commit(pending) }
         if !ok, !pending.isEmpty { board.deadlines.set(.schedule, at: now) }
         pending = []
+        if ok {
+            for found in startedPending {
+                started[found.timer] = found
+                currentChanged.insert(found.timer)
+            }
+            startedMoved = false
+        }
+        startedPending = []
+        if !started.isEmpty {
+            for id in changes.deleted where started[id] != nil {
+                started[id] = nil
+                currentChanged.insert(id)
+            }
+            for event in changes.events where [.finished, .cancelled, .reset, .started, .scheduled].contains(event.type) {
+                guard let found = started[event.timer], !Self.runs(found, on: board, now: now) else { continue }
+                started[event.timer] = nil
+                currentChanged.insert(event.timer)
+            }
+        }
+        if linkUp, !currentChanged.isEmpty {
+            for timer in currentChanged.sorted() { publishCurrent(timer, into: &board.out) }
+            currentChanged = []
+        }
         if saved.isChanged {
             if ok { saved.settle() } else {
                 saved.undo()
@@ -222,6 +308,18 @@ struct SchedulePart {
         guard nextChanged, linkUp else { return }
         nextChanged = false
         publishNext(now: now, into: &board.out)
+    }
+
+    /// The class `timer`'s run is, on its retained `current_class` topic (empty: none).
+    private func publishCurrent(_ timer: String, into out: inout EffectSink) {
+        out.publish(to: topics.timer(timer).currentClass, started[timer].map { $0.json.jsonBytes } ?? [], retain: true)
+    }
+
+    /// Every target timer's current class (a connect: what the broker kept may be of a run that
+    /// ended while the node was down), and a class's timer that is no longer a target.
+    mutating func publishCurrent(into out: inout EffectSink) {
+        for timer in targets.union(started.keys).sorted() { publishCurrent(timer, into: &out) }
+        currentChanged = []
     }
 
     /// Every target timer's next class on its retained `next` topic (empty: none ahead).
