@@ -159,3 +159,22 @@ test("nodestate keeps each timer's current class; empty clears it; a deleted tim
   n.apply("timers/main/state", "", true);
   assert.equal(n.current.has("main"), false);
 });
+
+test("a grid card: a class's run named by its class, a waiting rest's tally, an idle timer's next class, else the label", () => {
+  const current = T.parseCurrent(CURRENT);
+  const run = { status: "running", phase: "work", label: "Burpees", started_at_ms: current.started_at_ms };
+  assert.deepEqual(T.cardLines(run, START - 1000, { current }, "Main"),
+    { name: "HIIT 45 · started 3 min late", label: "Burpees", next: null });
+  assert.equal(T.cardLines({ ...run, started_at_ms: 5 }, START, { current }, "Main").name, "Main", "another run: the timer's name");
+  const rest = { status: "running", phase: "rest", label: "Rest", until_hr: { below_bpm: 120, who: "class_80pct" },
+    ends_at_ms: 1000000 + 90000, remaining: 90 };
+  assert.equal(T.cardLines(rest, 1000000, {}, "Main").label, "until recovered (≤ 1:30)", "before the node's tally");
+  const recovery = { who: "class_80pct", recovered: 12, counted: 14, needed: 12, stale: 0 };
+  assert.equal(T.cardLines(rest, 1000000, { recovery }, "Main").label, "12 of 14 recovered · needs 12");
+  assert.equal(T.cardLines({ ...rest, recovered_at_ms: 1000000 }, 1000100, { recovery }, "Main").label, "Rest", "recovered: the label again");
+  const idle = { status: "idle", label: "" };
+  const lines = T.cardLines(idle, START - 750000, { next: T.parseNext(NEXT) }, "Main");
+  assert.equal(lines.label, T.nextLine(T.parseNext(NEXT), START - 750000).text);
+  assert.ok(lines.label.length > 0 && lines.next.next != null, "the next class and the instant its line changes");
+  assert.deepEqual(T.cardLines(null, START, {}, "Main"), { name: "Main", label: "", next: null });
+});

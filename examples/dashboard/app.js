@@ -105,7 +105,7 @@ function onChange(c) {
     case "athletes": footer.renderClassLink(); break;
     case "displays": classes.renderDisplays(); break;
     case "next": case "current": render(); break;
-    case "recovery": if (c.timer === cfg.timer) render(); break;
+    case "recovery": if (forTimer(c.timer)) render(); break;
     case "gone": cues.forget(c.timer); spoken.forget(c.timer); render(); break;
     case "state": cues.predict(c.timer, c.state); render(); break;
     case "event": {

@@ -1,12 +1,13 @@
 // grid.js: the grid of all timers (no `?timer=`): a card per timer, in the node's order,
-// with its name, phase, digits, label (an idle timer's next class, timetable.js), round and
+// with its name (a class's, with how late it started), phase, digits, label (why a rest still
+// waits for recovery, an idle timer's next class: timetable.js's cardLines), round and
 // progress, and its own Start / Pause /
 // Resume and Acknowledge; a card opens its timer without reloading; New timer opens the
 // set-up sheet. The columns are views.js's (every card on a wall screen without scrolling).
 // app.js calls `render()` at every flip and change. See docs/dashboard.md, "What it shows".
 import { toggleFor } from "./clock.js";
 import { PHASE_TEXT, gridColumns } from "./views.js";
-import { nextLine } from "./timetable.js";
+import { cardLines } from "./timetable.js";
 import { $, setText } from "./ui.js";
 
 /**
@@ -48,13 +49,14 @@ function createGrid({ cfg, conn, view, link, go, command, openSetup }) {
       const infoName = node.info && (node.info.timers || []).find((t) => t.id === id);
       const name = (st && st.name) || (infoName && infoName.name) || id;
       card.dataset.phase = v.phase;
-      setText(card.querySelector(".card-name"), name);
+      const lines = cardLines(st, conn.nodeNow(), { next: node.next.get(id), current: node.current.get(id), recovery: node.recovery.get(id) }, name);
+      setText(card.querySelector(".card-name"), lines.name);
       setText(card.querySelector(".card-phase"), PHASE_TEXT[v.phase] || v.phase);
       const cd = card.querySelector(".card-digits"), ct = v.text || "--:--";
       setText(cd, ct);
       cd.dataset.len = String(Math.max(4, ct.length));
-      const klass = st && v.text && st.status === "idle" ? nextLine(conn.node.next.get(id), conn.nodeNow()) : null;
-      setText(card.querySelector(".card-label"), klass && klass.text ? klass.text : st && v.text ? st.label || "" : "");
+      const klass = st && v.text ? lines.next : null;
+      setText(card.querySelector(".card-label"), st && v.text ? lines.label : "");
       if (klass && klass.next != null && (next == null || klass.next < next)) next = klass.next;
       setText(card.querySelector(".card-round"), st && v.text && st.rounds > 1 ? st.round + "/" + st.rounds : "");
       card.querySelector(".card-bar div").style.width = (v.v && v.v.progress != null ? v.v.progress * 100 : 0).toFixed(2) + "%";

@@ -2,9 +2,10 @@
 // retained `<base>/timers/<id>/next`) and the line an idle clock shows for it, the class a run
 // is (`<base>/timers/<id>/current_class`) and the line a running clock shows for it, today's classes
 // from a `list_schedules` reply with the class each Skip button skips, the `skip_next`
-// command, and the phase line of a rest that ends on recovery. single.js and classes.js put
+// command, the phase line of a rest that ends on recovery, and a grid card's name and label. single.js, grid.js and classes.js put
 // them on the page; Tests/page/timetable.test.mjs tests this very file in Node with an
 // injected node instant. See docs/dashboard.md, "The timetable" (docs/schedules.md: the node's).
+import { tallyLine } from "./recovery.js";
 import { fmt } from "./clock.js";
 
 const isNum = (v) => typeof v === "number" && isFinite(v);
@@ -117,4 +118,23 @@ function recoveryLine(st, now) {
   return word + " · until recovered (≤ " + fmt(Math.ceil(Math.max(0, st.ends_at_ms - now) / 1000)) + ")";
 }
 
-export { parseNext, nextLine, parseCurrent, classLine, todaysClasses, skipCommand, listCommand, recoveryLine, STATUS_TEXT };
+/**
+ * A grid card's name and label for timer state `st` at node instant `now`, from the node's
+ * documents of that timer (`facts`: `next`, `current`, `recovery`) and the timer's own `name`:
+ * a class's run is named as its class ("HIIT 45 · started 3 min late"); the label says, first
+ * of these, why a rest still waits ("12 of 14 recovered · needs 12", or "until recovered (≤
+ * 1:30)" until the node's tally comes), an idle timer's next class, the segment's label.
+ * `next` is nextLine's result for an idle timer (its `next` is the instant the line changes).
+ */
+function cardLines(st, now, facts, name) {
+  const next = st && st.status === "idle" ? nextLine(facts.next, now) : null;
+  const tally = tallyLine(st, facts.recovery);
+  const waiting = recoveryLine(st, now);
+  let label = st ? st.label || "" : "";
+  if (tally) label = tally;
+  else if (waiting) label = waiting.replace(/^(Set rest|Rest) · /, "");
+  else if (next && next.text) label = next.text;
+  return { name: classLine(facts.current, st) || name, label, next };
+}
+
+export { parseNext, nextLine, parseCurrent, classLine, todaysClasses, skipCommand, listCommand, recoveryLine, cardLines, STATUS_TEXT };
