@@ -140,6 +140,14 @@ test("each row counts with the wall page's rule (clock.js) from the node's clock
   assert.equal(v.next, null);
 });
 
+test("a rest that waits for recovery reads 'until recovered' on its row; recovered, its label again", () => {
+  const st = { id: "r", name: "Rest", status: "running", phase: "rest", label: "Rest", until_hr: { below_bpm: 120, who: "ana" },
+    ends_at_ms: 1_090_000, remaining: 90, revision: 3 };
+  assert.equal(rowView(st, 1_000_000, 0).label, "until recovered");
+  assert.equal(rowView({ ...st, recovered_at_ms: 1_000_000 }, 1_000_100, 0).label, "Rest");
+  assert.equal(rowView({ ...st, until_hr: undefined }, 1_000_000, 0).label, "Rest");
+});
+
 test("a `list` reply makes states the rule counts from (brokers without retained state across members)", () => {
   const reply = { id: "x", ok: true, timers: [
     { id: "a", name: "Bench", kind: "countdown", status: "running", phase: "countdown", remaining_ms: 299163, revision: 1, display: "5:00" },

@@ -6,6 +6,7 @@
 // See docs/dashboard.md, "The front desk".
 import { valueAt, fmt } from "./clock.js";
 import { ClockOffset } from "./offset.js"; // each node's clock offset, the wall page's estimate
+import { waitsForRecovery } from "./recovery.js";
 
 /**
  * What a topic under `root` is to the front desk: `{node, kind, timer}` with kind `info`,
@@ -91,7 +92,8 @@ function rowView(st, local, offset) {
     text: fmt(v.secs),
     phase,
     status: STATUS_TEXT[st.status] || st.status || "",
-    label: st.label || "",
+    // a rest that ends on recovery says so while it waits (its time is to its longest end)
+    label: waitsForRecovery(st) ? "until recovered" : st.label || "",
     name: st.name || st.id,
     // the local instant of the next flip (null: none by itself)
     next: v.next == null || offset == null ? null : v.next - offset,

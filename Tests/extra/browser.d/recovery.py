@@ -18,7 +18,8 @@ import time
 def test_wall_recovery(env, pages, node, check, wait, straps_class):
     """The wall clock (index.html, single.js) of a rest timer until one athlete recovers: under
     "Rest · until recovered (≤ 1:00)" the athlete's bpm and the target, following the node's
-    `recovery` topic; the line goes when the reading below it ends the rest."""
+    `recovery` topic, and the same on the timer's card in the grid; the line goes when the
+    reading below it ends the rest."""
     timer = "restone"
     straps = straps_class(env.mqtt_port)
     try:
@@ -35,6 +36,13 @@ def test_wall_recovery(env, pages, node, check, wait, straps_class):
         check(phase.startswith("Rest · until recovered (≤ 0:") or phase == "Rest · until recovered (≤ 1:00)",
               "the wall clock: %r, under it %r" % (phase, tally()))
         pages.shot("wall-recovery-1920x1080")
+        # The same words on the timer's card in the grid.
+        pages.js("window.pacerDashboard.go(null)")
+        card = lambda: pages.js("const c = document.querySelector('.card[data-timer=\"%s\"] .card-label'); return c ? c.textContent : ''" % timer)
+        wait(lambda: card() == "131 bpm · below 120 to go on", 8, "ana's bpm on the timer's card")
+        check(True, "the grid: the waiting rest's card reads %r" % card())
+        pages.shot("grid-recovery-1920x1080")
+        pages.js("window.pacerDashboard.go(arguments[0])", timer)
         straps.send("ana", 110)
         wait(lambda: not tally(), 8, "the line gone once ana recovered")
         check(not pages.js("return document.getElementById('phase').textContent").startswith("Rest · until"), "ana recovered: the rest ended")
