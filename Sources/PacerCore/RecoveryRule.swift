@@ -261,10 +261,10 @@ extension RecoveryRule {
             }
         }
         let holds: Bool
-        switch who {
-        case .athlete, .classAll: holds = counted > 0 && recovered == counted
-        case .class80Percent: holds = counted > 0 && recovered * 10 >= counted * 8
-        case .classMedian: holds = counted > 0 && medianIsBelow(values)
+        if let needed = needed(counted: counted) {
+            holds = counted > 0 && recovered >= needed
+        } else {
+            holds = counted > 0 && medianIsBelow(values)
         }
         return RecoveryTally(recovered: recovered, counted: counted, uncounted: uncounted, holds: holds)
     }

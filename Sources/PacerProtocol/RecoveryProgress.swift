@@ -59,12 +59,4 @@ public struct RecoveryProgress: Sendable, Equatable {
         if let targetBpm { o[.targetBpm] = .number(targetBpm) }
         return .object(o)
     }
-
-    /// Reads the document; nil without `who`, `recovered`, `counted` and `stale`.
-    public init?(json: JSONValue) {
-        guard let who = json[.who]?.string, let recovered = json[.recovered]?.int, let counted = json[.counted]?.int,
-              let stale = json[.stale]?.int else { return nil }
-        self.init(who: who, recovered: recovered, counted: counted, stale: stale, needed: json[.needed]?.int, bpm: json[.bpm]?.int,
-                  targetBpm: json[.targetBpm]?.double)
-    }
 }

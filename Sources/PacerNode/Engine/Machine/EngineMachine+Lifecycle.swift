@@ -76,10 +76,9 @@ extension EngineMachine {
             // Written again with the next write.
             board.timers.writeFailed(batch.upsertTimers.map(\.id))
             link.keepUnwritten(output.changes.events.filter(output.changes.writes))
+        } else {
+            schedules.restoreWritten()  // a loop's run that ended while the node was down: its next class is planned
         }
-        var failed = false
-        if case .failure = result { failed = true }
-        schedules.restoreWritten(ok: !failed)  // a loop's run that ended while the node was down: its next class is planned
     }
 
     private mutating func restoreTimer(_ record: TimerRecord, _ decoded: Result<TimerMachine, any Error>, declared: TimerDeclaration?, now: Millis,

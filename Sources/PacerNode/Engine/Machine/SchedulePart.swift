@@ -243,12 +243,12 @@ struct SchedulePart {
         nextChanged = true
     }
 
-    /// The restore's write is done. What it decided stands at once (an `after` loop whose run
+    /// The restore's write is made. What it decided stands at once (an `after` loop whose run
     /// ended while the node was down, `runEnded` from the restore's `finished`): the first plan,
     /// at the restore's `.schedule` deadline, plans that loop's next class from its end. (Left for
     /// the next input's write, the loop would be planned as still running, with no deadline after.)
-    mutating func restoreWritten(ok: Bool) {
-        guard ok, !pending.isEmpty else { return }
+    mutating func restoreWritten() {
+        guard !pending.isEmpty else { return }
         planner.commit(pending)
         pending = []
     }
