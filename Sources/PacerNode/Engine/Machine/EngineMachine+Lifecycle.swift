@@ -33,6 +33,7 @@ extension EngineMachine {
             logger.warning("the system clock is not synchronised yet; restored timers are evaluated against it as it is (see docs/deployment.md for ordering after time-sync.target)")
         }
         let declared = Dictionary(configuration.timers.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        board.timers.reserveCapacity(board.timers.count + saved.timers.count + configuration.timers.count)
         for (record, machine) in saved.timers {
             restoreTimer(record, machine, declared: declared[record.id], now: now, into: &output)
         }

@@ -53,6 +53,15 @@ struct TimerTable {
         return try body(slots[index])
     }
 
+    /// Room for `count` timers in all, made once: a restore of 10,000 then fills one buffer
+    /// of the right size, where growing by doubling held the old buffer and the new (half of
+    /// it empty) at once, a few MB each.
+    mutating func reserveCapacity(_ count: Int) {
+        slots.reserveCapacity(count)
+        slotIDs.reserveCapacity(count)
+        position.reserveCapacity(count)
+    }
+
     /// Adds (or, for a rollback, puts back or removes) a timer.
     mutating func set(_ id: String, _ entry: Entry?) {
         guard let entry else {
