@@ -35,19 +35,25 @@ struct EngineMachineTests {
         drive(&m, m.step(input, at: Moment(now: now)), at: now, result: result)
     }
 
-    /// Carries `effects` on through their writes, as the shell does.
+    /// Carries `effects` on through their writes and their parts, as the shell does.
     static func drive(_ m: inout EngineMachine, _ effects: [EngineEffect], at now: Millis,
                       result: (StoreBatch) -> WriteResult = { _ in nil }) -> (StoreBatch, [EngineEffect]) {
         var effects = effects
         var done: [EngineEffect] = []
         var written = StoreBatch()
-        while case .write(let batch, _)? = effects.last {
-            effects.removeLast()
-            done += effects
-            written = batch
-            effects = m.step(.written(batch.isEmpty ? nil : result(batch), unpublished: []), at: Moment(now: now))
+        while true {
+            if case .write(let batch, _)? = effects.last {
+                effects.removeLast()
+                done += effects
+                written = batch
+                effects = m.step(.written(batch.isEmpty ? nil : result(batch), unpublished: []), at: Moment(now: now))
+            } else if m.hasMoreOutput {
+                done += effects
+                effects = m.nextPart(at: Moment(now: now))
+            } else {
+                return (written, done + effects)
+            }
         }
-        return (written, done + effects)
     }
 
     /// A start-up with `saved`; returns the restore's batch.

@@ -60,15 +60,11 @@ actor MachineDriver: DrivenEngine {
     }
 
     /// The effects in order, each `.write` written and its result handed back as the next input.
+    /// The effects in order, each `.write` written and its result handed back, then a step's
+    /// later parts, as the shell does (`EffectPerformer.perform`).
     private func perform(_ effects: [EngineEffect], now: Millis) async {
-        var effects = effects
-        while !effects.isEmpty {
-            let write = EffectPerformer.takeWrite(&effects)
-            let clock = clock
-            await performer.carryOut(effects, now: now, clockNow: { clock.now() }, linkUp: machine.link.linkUp,
-                                     plainLinkUp: machine.link.plainLink.isUp)
-            guard let write else { return }
-            effects = machine.step(await performer.write(write.batch, readOutbox: write.readOutbox), at: performer.moment(now: now))
-        }
+        let clock = clock
+        await performer.perform(effects, now: now, clockNow: { clock.now() }, links: { (machine.link.linkUp, machine.link.plainLink.isUp) },
+                                next: { machine.following($0, at: performer.moment(now: now)) })
     }
 }

@@ -18,6 +18,8 @@ struct BrokerLink {
     private(set) var plainLink = PlainLink()
     /// A connect's states on their way: the plain topics' republish waits for them.
     private var plainHold = PlainRepublishHold()
+    /// A republish with parts still to come (`republishNext`).
+    private var republishing: Republish?
     /// The broker's refusal last logged (logged once until the next accepted connection).
     private var loggedRefusal: String?
     /// The broker reads slower than the node publishes (per-second values are shed): as the
@@ -337,33 +339,82 @@ struct BrokerLink {
 
     /// Every timer's plain topics again (forced), over the connection they now use: after a
     /// connect's states (`republishTimers`), when their own connection came up, or when they
-    /// moved to the main one. Handed to the network thread every `republishChunk` timers.
-    /// Timers held by the outbox check get theirs when they are released.
+    /// moved to the main one. In parts of `republishChunk` timers (`republishNext`). Timers
+    /// held by the outbox check get theirs when they are released.
     mutating func republishPlainTopics(now: Millis, heart: HeartRatePart, on board: inout Board) {
+        // A republish under way ends with every timer's plain topics anyway.
+        guard republishing == nil else { return }
         if usesPlainLane, plainHold.deferRepublish() { return }  // after the connect's states
-        let ids = board.timers.ids.filter { !outbox.isHolding($0) }
-        for (index, id) in ids.enumerated() {
-            publishPlainTopics(id, now: now, heart: heart, on: &board)
-            if index % Self.republishChunk == Self.republishChunk - 1 { board.out.emit(.flush) }
-        }
+        start(Republish(phase: .plainTopics, ids: board.timers.ids.filter { !outbox.isHolding($0) }), now: now, heart: heart, on: &board)
     }
 
     /// A connect: every timer's `state` first (it carries everything a dashboard shows), then
     /// the plain topics: after a restart of 10,000 timers the states are back after 10,000
-    /// messages, not 70,000. Handed to the network thread every `republishChunk` timers, so it
-    /// writes while the rest is made, not after all of it. Timers with events in the outbox
-    /// wait for the outbox check (see EventOutbox).
+    /// messages, not 70,000. Timers with events in the outbox wait for the outbox check (see
+    /// EventOutbox).
+    ///
+    /// In parts of `republishChunk` timers: the first goes out with the step, the shell takes
+    /// the others (`EngineMachine.nextPart`) before its next input, and what the step decided
+    /// after the republish follows the last part (`EffectSink.holdWhatFollows`). So the network
+    /// thread writes while the rest is made, and the messages of 10,000 timers are never all
+    /// held at once (as one list, they raised a restart's peak of memory by about 20 MB).
     mutating func republishTimers(now: Millis, heart: HeartRatePart, on board: inout Board) {
-        let ids = board.timers.ids.filter { !outbox.isHolding($0) }
         // With their own connection the plain topics wait for the last state (PlainRepublishHold).
-        let holdPlain = usesPlainLane
-        for (index, id) in ids.enumerated() {
-            publishTimer(id, now: now, force: true, plainTopics: false, holdingPlainTopics: holdPlain && index == ids.count - 1,
-                         heart: heart, on: &board)
-            if index % Self.republishChunk == Self.republishChunk - 1 { board.out.emit(.flush) }
+        start(Republish(phase: .states, ids: board.timers.ids.filter { !outbox.isHolding($0) }, holdPlain: usesPlainLane),
+              now: now, heart: heart, on: &board)
+    }
+
+    /// A republish in parts (`republishTimers`, `republishPlainTopics`).
+    private struct Republish {
+        enum Phase { case states, plainTopics }
+        var phase: Phase
+        /// The timers, in the order published; `next` is the first not yet published.
+        var ids: [String]
+        var next = 0
+        /// The last state is tracked: the plain topics' own connection waits for it.
+        var holdPlain = false
+    }
+
+    /// Whether a republish has parts still to come (`republishNext`).
+    var isRepublishing: Bool { republishing != nil }
+
+    private mutating func start(_ work: Republish, now: Millis, heart: HeartRatePart, on board: inout Board) {
+        republishing = work
+        if republishNext(now: now, heart: heart, on: &board) { board.out.holdWhatFollows() }
+    }
+
+    /// Publishes the next part of the republish under way: one chunk of timers, or all of a
+    /// small one (up to `republishChunk` timers: states, then plain topics, in one part).
+    /// Returns whether parts are still to come; after the last, what the step that began it
+    /// decided after it follows (`EffectSink.releaseHeld`).
+    @discardableResult
+    mutating func republishNext(now: Millis, heart: HeartRatePart, on board: inout Board) -> Bool {
+        while var work = republishing {
+            let end = min(work.next + Self.republishChunk, work.ids.count)
+            for index in work.next..<end {
+                switch work.phase {
+                case .states:
+                    publishTimer(work.ids[index], now: now, force: true, plainTopics: false,
+                                 holdingPlainTopics: work.holdPlain && index == work.ids.count - 1, heart: heart, on: &board)
+                case .plainTopics:
+                    publishPlainTopics(work.ids[index], now: now, heart: heart, on: &board)
+                }
+            }
+            board.out.emit(.flush)
+            work.next = end
+            if end < work.ids.count {
+                republishing = work
+                return true
+            }
+            republishing = nil
+            // The states are out: the plain topics follow (with their own connection, once the
+            // broker has the last state: PlainRepublishHold).
+            guard work.phase == .states, !(usesPlainLane && plainHold.deferRepublish()) else { break }
+            republishing = Republish(phase: .plainTopics, ids: board.timers.ids.filter { !outbox.isHolding($0) })
+            if work.ids.count > Self.republishChunk { return true }  // a part of its own
         }
-        board.out.emit(.flush)
-        republishPlainTopics(now: now, heart: heart, on: &board)
+        board.out.releaseHeld()
+        return false
     }
 
     /// A deleted timer's retained topics cleared (empty payloads): `state` on the main

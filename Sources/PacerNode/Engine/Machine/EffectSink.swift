@@ -8,7 +8,21 @@ struct EffectSink {
     /// the client's token to it (the machine never waits for the client).
     private var lastToken: UInt64 = 0
 
+    /// What a step decided after a republish in parts began (`holdWhatFollows`): it follows
+    /// the republish's last part, so the order is the one of a republish in one piece.
+    private var held: [EngineEffect] = []
+    private var holdFrom: Int?
+
     mutating func emit(_ effect: EngineEffect) { effects.append(effect) }
+
+    /// The effects emitted from here to the end of this step wait for `releaseHeld`.
+    mutating func holdWhatFollows() { holdFrom = effects.count }
+
+    /// A republish's last part is out: what was held follows it.
+    mutating func releaseHeld() {
+        effects.append(contentsOf: held)
+        held = []
+    }
 
     /// One QoS 1 publish on the main connection. A failure is logged by the shell, never fatal
     /// (the client keeps QoS 1 publishes made while disconnected, and everything retained is
@@ -27,6 +41,11 @@ struct EffectSink {
 
     /// The effects decided since the last call, in order.
     mutating func take() -> [EngineEffect] {
+        if let from = holdFrom {
+            held.append(contentsOf: effects[from...])
+            effects.removeSubrange(from...)
+            holdFrom = nil
+        }
         defer { effects = [] }
         return effects
     }

@@ -107,6 +107,27 @@ struct EngineMachine {
         return commit(output, now: now)
     }
 
+    /// Whether the last step's effects have parts still to come: a republish of more timers
+    /// than one chunk (`BrokerLink.republishTimers`). The shell takes them with `nextPart(at:)`
+    /// before its next input, so no other input comes between the parts.
+    var hasMoreOutput: Bool { link.isRepublishing }
+
+    /// The next part of the last step's effects (`hasMoreOutput`), at the step's `moment`.
+    mutating func nextPart(at moment: Moment) -> [EngineEffect] {
+        link.backlogged = moment.backlogged
+        link.plainBacklogged = moment.plainBacklogged
+        link.republishNext(now: moment.now, heart: heart, on: &board)
+        return board.out.take()
+    }
+
+    /// What follows effects carried out (the shell's loop, `EffectPerformer.perform`): the
+    /// step on a write's result (`written`, at the input's own instant), or else the step's next
+    /// part; nil when the step is done.
+    mutating func following(_ written: EngineInput?, at moment: Moment) -> [EngineEffect]? {
+        if let written { return step(written, at: moment) }
+        return hasMoreOutput ? nextPart(at: moment) : nil
+    }
+
     /// Start-up, before any input: brings back the saved timers (`saved`, what the shell read
     /// from the store) and creates the declared ones. Returns the effects, like `step`: the
     /// restore's `.write`, whose `.written` keeps the events for the first connect.
@@ -154,6 +175,8 @@ struct EngineMachine {
             afterWrite(pending.output, batch: pending.batch, result: result, outboxPending: unpublished, now: pending.now)
         }
         guard !writes.queuedCommands.isEmpty else { return board.out.take() }
+        // The commands' write must come after every effect decided before it.
+        while link.republishNext(now: pending.now, heart: heart, on: &board) {}
         let rest = writes.queuedCommands
         writes.queuedCommands = []
         let effects = board.out.take()

@@ -76,6 +76,27 @@ final class EffectPerformer {
         return (batch, readOutbox)
     }
 
+    /// Carries out a step's effects to its end: each `.write` written and its result handed
+    /// back to the machine, whose answer follows; then the step's later parts, if any (a
+    /// connect's republish of many timers: `EngineMachine.hasMoreOutput`).
+    /// - Parameters:
+    ///   - links: the connections as the machine takes them now (`carryOut`).
+    ///   - next: the machine's next effects (`EngineMachine.following`): its answer to the
+    ///     write's result, or, given nil, the step's next part; nil when the step is done.
+    nonisolated(nonsending) func perform(_ effects: [EngineEffect], now: Millis, clockNow: () -> Millis,
+                                         links: () -> (up: Bool, plainUp: Bool), next: (EngineInput?) -> [EngineEffect]?) async {
+        var effects = effects
+        while true {
+            let write = Self.takeWrite(&effects)
+            let (up, plainUp) = links()
+            await carryOut(effects, now: now, clockNow: clockNow, linkUp: up, plainLinkUp: plainUp)
+            var written: EngineInput?
+            if let write { written = await self.write(write.batch, readOutbox: write.readOutbox) }
+            guard let following = next(written) else { return }
+            effects = following
+        }
+    }
+
     /// The write a step asked for, as the machine's next input (store first: nothing is
     /// published or acknowledged before it is durable).
     nonisolated(nonsending) func write(_ batch: StoreBatch, readOutbox: Bool) async -> EngineInput {

@@ -182,16 +182,13 @@ actor NodeEngine {
     /// Carries out the machine's effects, in order, handed to the network thread with one
     /// wake-up (`beginBatch`/`endBatch`, and at each `.flush`). A `.write` is the last effect of
     /// a step: it is written (store first: nothing is published or acknowledged before it is
-    /// durable) and its result goes back to the machine, whose next effects follow.
+    /// durable) and its result goes back to the machine, whose next effects follow. A step's
+    /// effects in parts (`EngineMachine.hasMoreOutput`: a connect's republish of 10,000 timers)
+    /// are taken and carried out one part after another, before the next input.
     /// - Parameter now: the instant the input was handled at.
     func perform(_ effects: [EngineEffect], now: Millis) async {
-        var effects = effects
-        while !effects.isEmpty {
-            let write = EffectPerformer.takeWrite(&effects)
-            await performer.carryOut(effects, now: now, clockNow: { clock.now() }, linkUp: machine.link.linkUp, plainLinkUp: machine.link.plainLink.isUp)
-            guard let write else { return }
-            // The input's own instant: the machine keeps it for what follows the write.
-            effects = machine.step(await performer.write(write.batch, readOutbox: write.readOutbox), at: performer.moment(now: now))
-        }
+        // The input's own instant: the machine keeps it for what follows the write.
+        await performer.perform(effects, now: now, clockNow: { clock.now() }, links: { (machine.link.linkUp, machine.link.plainLink.isUp) },
+                                next: { machine.following($0, at: performer.moment(now: now)) })
     }
 }
