@@ -128,6 +128,40 @@ struct EngineScheduleTests {
         #expect(M.published(unknown).last?.json?["error"]?["code"] == "unknown_schedule")
     }
 
+    @Test("a deleted schedule's timer, or the timer a schedule left when saved on another, gets an empty `next`; after a failed write, nothing is cleared")
+    func nextClearedWhenNoScheduleLeft() throws {
+        var m = try M.machine("time_zone: UTC\n", hasStore: true)
+        M.restore(&m, at: Self.t0)
+        M.step(&m, .connection(.connected(sessionPresent: false)), at: Self.t0, result: { _ in .success(StoreCommit()) })
+        func schedule(on timer: String) -> JSONValue {
+            ["id": "spin", "name": "Spin", "timer": .string(timer), "preset": "tabata", "weekly": [["days": "daily", "at": ["06:00"]]]]
+        }
+        func next(_ effects: [EngineEffect], _ timer: String) -> (topic: String, json: JSONValue?)? {
+            M.published(effects).last { $0.topic == "\(M.base)/timers/\(timer)/next" }
+        }
+        M.step(&m, M.command(["action": "save_schedule", "schedule": schedule(on: "bike")]), at: Self.t0, result: { _ in .success(StoreCommit()) })
+        let (_, planned) = M.step(&m, .deadline, at: Self.t0, result: { _ in .success(StoreCommit()) })
+        #expect(next(planned, "bike")?.json?["name"] == "Spin")
+
+        // Saved again on another timer: `bike` has no schedule left, `row` has the class.
+        let (_, moved) = M.step(&m, M.command(["action": "save_schedule", "schedule": schedule(on: "row")]), at: Self.t0 + 1,
+                                result: { _ in .success(StoreCommit()) })
+        let cleared = try #require(next(moved, "bike"), "bike's next was not published")
+        #expect(cleared.json == nil, "bike's next still shows \(String(describing: cleared.json))")
+        #expect(next(moved, "row")?.json?["name"] == "Spin")
+
+        // A deletion whose write fails changes nothing: `row` keeps its class.
+        let (_, failed) = M.step(&m, M.command(["action": "delete_schedule", "schedule": "spin"]), at: Self.t0 + 2,
+                                 result: { _ in .failure(StoreError(.io, "disk I/O error")) })
+        #expect(M.published(failed).contains { $0.json?["error"]?["code"] == "storage_failure" })
+        if let row = next(failed, "row") { #expect(row.json?["name"] == "Spin", "a failed deletion cleared row's next") }
+        // The deletion written: `row`'s next is cleared.
+        let (_, deleted) = M.step(&m, M.command(["action": "delete_schedule", "schedule": "spin"]), at: Self.t0 + 3,
+                                  result: { _ in .success(StoreCommit()) })
+        let gone = try #require(next(deleted, "row"), "row's next was not published")
+        #expect(gone.json == nil)
+    }
+
     // MARK: - The class a run is (`current_class`)
 
     /// `main` is a declared timer with a name of its own: a class's name comes from its schedule.
