@@ -220,13 +220,20 @@ let package = Package(
     ]
 )
 
-// The engine's libFuzzer target (Fuzz/Engine), only when scripts/fuzz builds it with
-// `--sanitize fuzzer`: libFuzzer supplies its `main`, so it cannot link in a normal build.
+// The engine's and the configuration loader's libFuzzer targets (Fuzz/Engine, Fuzz/Load), only
+// when scripts/fuzz builds them with
+// `--sanitize fuzzer`: libFuzzer supplies their `main`, so they cannot link in a normal build.
 if Context.environment["PACER_FUZZ_ENGINE"] == "1" {
     package.targets.append(.executableTarget(
         name: "fuzz-engine",
         dependencies: ["PacerNode", "PacerCore", "PacerProtocol", "PacerStore", "Mosquitto", .product(name: "Logging", package: "swift-log")],
         path: "Fuzz/Engine",
+        swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]
+    ))
+    package.targets.append(.executableTarget(
+        name: "fuzz-load",
+        dependencies: ["PacerNode", "PacerCore"],
+        path: "Fuzz/Load",
         swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]
     ))
 }

@@ -47,7 +47,7 @@ import Testing
         #expect(config.clientID == "pacer-gym-pi")
     }
 
-    /// An empty file is the defaults (the fuzz target of `load` leaves it to this test: see Fuzz/Targets/load.swift).
+    /// An empty file is the defaults (the fuzz target of `load` leaves it to this test: see Fuzz/Load/LoadFuzz.swift).
     @Test func emptyFileIsTheDefaults() throws {
         let file = try write("")
         let config = try NodeConfiguration.load(flags: .init(configFile: file), environment: [:], hostname: "box")

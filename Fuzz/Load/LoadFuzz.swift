@@ -1,11 +1,13 @@
 // libFuzzer target: `NodeConfiguration.load` itself, the whole YAML file -> configuration, as
-// `pacer run --config` and `pacer check-config` call it. scripts/fuzz compiles in every file of
-// Sources/PacerNode/Configuration but the MQTT conversion (it needs libmosquitto), on Yams,
-// Logging and PacerSound's settings types, built outside the package. The input is written to
-// a temporary file each run, and the loader reads it from there (files the YAML names, such as
-// password_file, are read too; the loader refuses what is not a regular file).
+// `pacer run --config` and `pacer check-config` call it. Built by SwiftPM on PacerNode with every
+// dependency, like the engine's target (`fuzz-load` in Package.swift, with PACER_FUZZ_ENGINE=1):
+// a loader that reads more of the node (the phrase table, the displays, the timetable) needs
+// no list of files here. The input is written to a temporary file each run, and the loader reads
+// it from there (files the YAML names, such as password_file, are read too; the loader refuses
+// what is not a regular file).
 import Foundation
 import PacerCore
+@testable import PacerNode
 
 /// One file per fuzzing process, rewritten for every input.
 nonisolated(unsafe) private var inputPath: String = {
