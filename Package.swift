@@ -221,8 +221,8 @@ let package = Package(
 )
 
 // The engine's and the configuration loader's libFuzzer targets (Fuzz/Engine, Fuzz/Load), only
-// when scripts/fuzz builds them with
-// `--sanitize fuzzer`: libFuzzer supplies their `main`, so they cannot link in a normal build.
+// when scripts/fuzz builds them with `--sanitize fuzzer`: libFuzzer supplies their `main`, so
+// they cannot link in a normal build.
 if Context.environment["PACER_FUZZ_ENGINE"] == "1" {
     package.targets.append(.executableTarget(
         name: "fuzz-engine",
