@@ -18,14 +18,15 @@ extension EngineMachine {
                 heart.stopWaiting(id, into: &board.out)
                 continue
             }
-            let tally = rule.tally(readings)
+            let looked = readings.lookedAt(by: rule)
+            let tally = rule.tally(looked)
             if tally.holds, case .success(let events)? = board.timers.update(id, { $0.recovered(at: now, now: now) }) {
                 heart.stopWaiting(id, into: &board.out)
                 output.changes.timerChanged(id, events: events)
                 schedule(id, now: now)
                 continue
             }
-            let reading = if case .athlete(let athlete) = rule.who { readings.first { $0.athlete == athlete } } else { RecoveryReading?.none }
+            let reading = if case .athlete(let athlete) = rule.who { looked.first { $0.athlete == athlete } } else { RecoveryReading?.none }
             heart.showRecovery(id, RecoveryProgress(rule: rule, tally: tally, reading: reading), linkUp: link.linkUp, into: &board.out)
         }
     }

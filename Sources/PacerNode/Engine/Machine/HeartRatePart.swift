@@ -105,17 +105,17 @@ struct HeartRatePart {
 
     /// Every reading a recovery rule may look at: each present athlete's (fresh or not), and
     /// each configured source's under its name (a single strap's rest).
-    func recoveryReadings(now: Millis) -> [RecoveryReading] {
-        var readings: [RecoveryReading] = []
+    func recoveryReadings(now: Millis) -> RecoveryReadings {
+        var readings = RecoveryReadings()
         if let athletes {
             for id in athletes.present.keys.sorted() {
                 let reading = athletes.current(id, now: now)
-                readings.append(RecoveryReading(athlete: id, bpm: reading?.bpm, maxHR: athletes.maxHR(id), fresh: reading != nil))
+                readings.athletes.append(RecoveryReading(athlete: id, bpm: reading?.bpm, maxHR: athletes.maxHR(id), fresh: reading != nil))
             }
         }
         for name in sourceNames {
             let reading = monitor.current(name, now: now)
-            readings.append(RecoveryReading(athlete: name, bpm: reading?.bpm, maxHR: settings.maxHR, fresh: reading != nil))
+            readings.sources.append(RecoveryReading(athlete: name, bpm: reading?.bpm, maxHR: settings.maxHR, fresh: reading != nil))
         }
         return readings
     }
@@ -363,5 +363,22 @@ struct HeartRatePart {
                   running, classHR else { continue }
             classRuns[id] = ClassRecorder(timer: id, startedAtMs: max(started ?? now, now), partial: true, heartRate: settings)
         }
+    }
+}
+
+/// The readings a recovery rule is judged with (`HeartRatePart.recoveryReadings`).
+struct RecoveryReadings {
+    /// The athletes present (checked in or reading), by id.
+    var athletes: [RecoveryReading] = []
+    /// The configured sources (`heart_rate.sources`), by name.
+    var sources: [RecoveryReading] = []
+
+    /// What `rule` looks at. A named one (`who: <id>`): that athlete's or that source's reading.
+    /// A class rule: the athletes present; with nobody present, the configured sources (a
+    /// single strap with the default `class_all`). A source that is not an athlete's strap is
+    /// not one of the class: a coach's strap never counts, nor shows as a stale one.
+    func lookedAt(by rule: RecoveryRule) -> [RecoveryReading] {
+        if case .athlete = rule.who { return athletes + sources }
+        return athletes.isEmpty ? sources : athletes
     }
 }

@@ -115,6 +115,44 @@ struct EngineRecoveryTests {
         return .object(o)
     }
 
+    /// The class of `A.classYAML` with a configured source besides (a coach's strap on `coach/hr`).
+    static let classWithSourceYAML = """
+        heart_rate:
+          max_hr: 190
+          stale_after: 10s
+          sources:
+            - {name: coach, topic: coach/hr}
+          athletes:
+            topic: hr/+
+            field: bpm
+            absent_after: 30s
+
+        """
+
+    @Test("a class rule counts the athletes present, not a configured source (no stale coach's strap in the tally); with nobody present, the source is the class")
+    func classRuleLooksAtAthletes() throws {
+        var m = try M.machine(Self.classWithSourceYAML, hasStore: true)
+        M.restore(&m, at: 0)
+        M.step(&m, .connection(.connected(sessionPresent: false)), at: 0, result: { _ in .success(StoreCommit()) })
+        let rest: JSONValue = ["below_bpm": 120, "who": "class_all", "min": "5s", "max": "1m"]
+        M.step(&m, M.command(["action": "start", "spec": ["kind": "interval", "work": "10s", "rounds": 2, "rest": ["until_hr": rest]]], timer: "hiit"),
+               at: 0, result: { _ in .success(StoreCommit()) })
+        // Two athletes read; the coach's strap never does. The rest begins at 10 s.
+        let shown = Self.recoveryPublishes(&m, until: 12_000, inputs: [(9_000, A.reading("a", 150)), (9_100, A.reading("bo", 150))])
+        #expect(shown.first?.json == Self.tally(0, of: 2, needed: 2, who: "class_all"), "\(shown)")
+
+        // A single strap, nobody checked in: the default class_all looks at the source.
+        var single = try M.machine(Self.classWithSourceYAML, hasStore: true)
+        M.restore(&single, at: 0)
+        M.step(&single, .connection(.connected(sessionPresent: false)), at: 0, result: { _ in .success(StoreCommit()) })
+        M.step(&single, M.command(["action": "start", "spec": ["kind": "interval", "work": "10s", "rounds": 2, "rest": ["until_hr": rest]]], timer: "hiit"),
+               at: 0, result: { _ in .success(StoreCommit()) })
+        let strap = { (bpm: Int) in EngineInput.message(InboundMessage(topic: "coach/hr", payload: Array("\(bpm)".utf8))) }
+        let alone = Self.recoveryPublishes(&single, until: 30_000, inputs: [(12_000, strap(140)), (16_000, strap(110))])
+        #expect(alone.contains { $0.at == 12_000 && $0.json == Self.tally(0, of: 1, needed: 1, who: "class_all") }, "\(alone)")
+        #expect(alone.last.map { $0.at == 16_000 && $0.json == nil } == true, "the strap's recovery ends the rest: \(alone)")
+    }
+
     @Test("recovery: class_80pct counted as the straps recover one by one, published only when a count moves, cleared as the rest ends")
     func recoveryTopicCounts() throws {
         var m = try Self.started(rest: ["below_bpm": 120, "who": "class_80pct", "min": "5s", "max": "1m"])
