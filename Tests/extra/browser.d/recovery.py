@@ -38,7 +38,7 @@ def test_wall_recovery(env, pages, node, check, wait, straps_class):
         pages.shot("wall-recovery-1920x1080")
         # The same words on the timer's card in the grid.
         pages.js("window.pacerDashboard.go(null)")
-        card = lambda: pages.js("const c = document.querySelector('.card[data-timer=\"%s\"] .card-label'); return c ? c.textContent : ''" % timer)
+        card = lambda: pages.card_text(timer, "label")
         wait(lambda: card() == "131 bpm · below 120 to go on", 8, "ana's bpm on the timer's card")
         check(True, "the grid: the waiting rest's card reads %r" % card())
         pages.shot("grid-recovery-1920x1080")

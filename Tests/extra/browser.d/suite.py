@@ -453,6 +453,11 @@ class Pages:
     def text(self, id_):
         return self.js("return document.getElementById(arguments[0]).textContent", id_)
 
+    def card_text(self, timer, part):
+        """A part of a timer's card in the grid (`name`, `label`, ...); '' when there is none."""
+        return self.js("const c = document.querySelector('.card[data-timer=\"' + arguments[0] + '\"] .card-' + arguments[1]);"
+                       " return c ? c.textContent : ''", timer, part)
+
     def click(self, action):
         self.d.find_element(By.CSS_SELECTOR, '#controls button[data-action="%s"]' % action).click()
 

@@ -19,10 +19,10 @@ struct SchedulePart {
     private var pending: [ScheduleRecord] = []
     /// The next classes changed: publish them after the write.
     private var nextChanged = false
-    /// Timers that a saved schedule's deletion or change left with no schedule: their retained
-    /// `next` is cleared after the write (empty), where it would keep showing a class that
-    /// never comes.
-    private var nextCleared: Set<String> = []
+    /// The timers the last `publishNext` showed a `next` on: one that is no longer a target (its
+    /// schedule deleted, or saved on another timer) gets an empty one, where it would keep
+    /// showing a class that never comes.
+    private var nextShownOn: Set<String> = []
     /// The classes whose runs go on, by timer (`current_class`): kept in the records' document
     /// (`running`), so a restart during a class shows it again.
     private(set) var started: [String: StartedClass] = [:]
@@ -113,10 +113,8 @@ struct SchedulePart {
         if saved.value[schedule.id] == nil && planner.schedules.count >= ScheduleLimits.maxSchedules {
             return .failure(.init(.invalidArgument, "the node keeps at most \(ScheduleLimits.maxSchedules) schedules; delete one first"))
         }
-        let before = targets
         saved.change { $0[schedule.id] = schedule.json }
         planner.save(schedule)
-        nextCleared.formUnion(before.subtracting(targets))  // saved again on another timer
         board.deadlines.set(.schedule, at: now)
         nextChanged = true
         var members: [String: JSONValue] = [:]
@@ -133,10 +131,8 @@ struct SchedulePart {
             }
             return .failure(unknown(id))
         }
-        let before = targets
         saved.change { $0[id] = nil }
         _ = planner.remove(id)
-        nextCleared.formUnion(before.subtracting(targets))
         board.deadlines.set(.schedule, at: now)
         nextChanged = true
         var members: [String: JSONValue] = [:]
@@ -313,10 +309,7 @@ struct SchedulePart {
                 rebuild(records: Array(planner.records.values), presets: presets)
             }
         }
-        guard nextChanged, linkUp else {
-            if !ok { nextCleared = [] }  // the schedules are as they were
-            return
-        }
+        guard nextChanged, linkUp else { return }
         nextChanged = false
         publishNext(now: now, into: &board.out)
     }
@@ -334,13 +327,13 @@ struct SchedulePart {
     }
 
     /// Every target timer's next class on its retained `next` topic (empty: none ahead), and
-    /// an empty `next` for each timer a deleted or changed schedule left with none.
+    /// an empty `next` on each timer the last publish showed one on that is no longer a target.
     mutating func publishNext(now: Millis, into out: inout EffectSink) {
         let targets = targets
-        for timer in targets.union(nextCleared).sorted() {
+        for timer in targets.union(nextShownOn).sorted() {
             let next = targets.contains(timer) ? planner.nextClass(timer: timer, now: now) : nil
             out.publish(to: topics.timer(timer).next, next.map { $0.json.jsonBytes } ?? [], retain: true)
         }
-        nextCleared = []
+        nextShownOn = targets
     }
 }
