@@ -136,6 +136,9 @@ public final class TestBroker: Sendable {
             "# Written by PacerTestSupport.TestBroker",
             "user root",  // do not drop privileges (it could not read this directory)
             "per_listener_settings false",
+            // As the deployed broker (deploy/mosquitto/pacer.conf) and the suite's shared one:
+            // without it, the broker holds a quick second message to a subscriber ~40 ms.
+            "set_tcp_nodelay true",
             "log_dest stderr",
             "log_type error",
             "log_type warning",

@@ -60,23 +60,27 @@ private let selectLimit: Int32 = 1024
 /// Makes the client and connects it while every free descriptor below 1100 is held, so that its
 /// wake-up pipe, libmosquitto's socket pair and its socket all get numbers of 1100 or more. The
 /// placeholders are held only until the socket exists (milliseconds), so tests running beside this
-/// one in the process are not starved of low numbers for long. A descriptor they close meanwhile
-/// can still give the socket a low number: then the attempt is not counted and made again.
+/// one in the process are not starved of low numbers for long. Tests beside this one close
+/// descriptors meanwhile: every poll fills those holes again, and a socket that still got a low
+/// number (a hole opened and taken within one poll) is not counted and the attempt is made again.
 private func connectAboveSelectLimit(_ config: MQTTConfiguration, broker: TestBroker) async throws -> ConnectedClient {
-    for _ in 1...5 {
+    let attempts = 20
+    for _ in 1...attempts {
         let node: ConnectedClient
         let connecting: Task<Void, any Error>
         var first: Int32?
         do {
-            let placeholders = try DescriptorPlaceholders(below: 1100)
+            var placeholders = try DescriptorPlaceholders(below: 1100)
             defer { placeholders.close() }
             node = try await ConnectedClient(config, connect: false)
+            try placeholders.fillHoles()
             let client = node.client
             connecting = Task { try await client.connect() }
             let deadline = ContinuousClock.now + .seconds(10)
             while first == nil && ContinuousClock.now < deadline {
+                try placeholders.fillHoles()
                 first = descriptors(connectedToPort: broker.port).first
-                if first == nil { try await Task.sleep(for: .milliseconds(1)) }
+                if first == nil { try await Task.sleep(for: .microseconds(200)) }
             }
         }
         let socket = try #require(first, "no connection to the broker within 10 s")
@@ -88,14 +92,16 @@ private func connectAboveSelectLimit(_ config: MQTTConfiguration, broker: TestBr
         connecting.cancel()
         await node.client.disconnect()
     }
-    throw TestSupportError("the client's socket never landed at 1024 or above in 5 attempts")
+    throw TestSupportError("the client's socket never landed at 1024 or above in \(attempts) attempts")
 }
 
 /// Descriptors of /dev/null (close-on-exec: a child started meanwhile inherits none) on every free
 /// number below `floor`: the next descriptors the process opens get `floor` or more. Close them
 /// exactly once.
 private struct DescriptorPlaceholders {
-    private let descriptors: [Int32]
+    private let floor: Int32
+    private let null: Int32
+    private var held: [Int32]
 
     init(below floor: Int32) throws {
         // Room for the placeholders and for every other test: the soft limit up to the hard one.
@@ -106,25 +112,30 @@ private struct DescriptorPlaceholders {
         }
         let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
         guard null >= 0 else { throw TestSupportError("cannot open /dev/null: \(String(cString: strerror(errno)))") }
-        var held = [null]
+        self.floor = floor
+        self.null = null
+        held = [null]
+        do { try fillHoles() } catch { close(); throw error }
+    }
+
+    /// Holds every number below the floor that is free now, those that other code closed since
+    /// included.
+    mutating func fillHoles() throws {
         while true {
             let fd = fcntl(null, F_DUPFD_CLOEXEC, 0)  // the lowest free number
             guard fd >= 0 else {
-                let reason = String(cString: strerror(errno))
-                for fd in held { Glibc.close(fd) }
-                throw TestSupportError("cannot hold descriptors up to \(floor): \(reason)")
+                throw TestSupportError("cannot hold descriptors up to \(floor): \(String(cString: strerror(errno)))")
             }
             if fd >= floor {
                 Glibc.close(fd)
-                break
+                return
             }
             held.append(fd)
         }
-        descriptors = held
     }
 
     func close() {
-        for fd in descriptors { Glibc.close(fd) }
+        for fd in held { Glibc.close(fd) }
     }
 }
 

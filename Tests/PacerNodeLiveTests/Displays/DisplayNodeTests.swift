@@ -36,16 +36,18 @@ struct DisplayNodeTests {
             #expect(strip.device.brightness <= 100)
             try await node.waitForEvent("tab", "phase", from: start, timeout: .seconds(10))
 
-            // Each flip of the node's own `remaining` comes with the clock's update (same instant).
+            // Each flip of the node's own `remaining` comes with the clock's update: the node sends
+            // both in one step, the flip over its second connection, so the probe sees them within
+            // a few ms. On a loaded test machine one pair can be tens of ms apart: the typical gap
+            // is held to 20 ms, and no flip may go without an update within a quarter second.
             try await Task.sleep(for: .seconds(3))
             let seen = node.probe.all[start...]
             let flips = seen.filter { $0.topic == node.topic("tab", "remaining") }.map(\.wallMs)
             let updates = seen.filter { $0.topic.hasPrefix("awtrix_t/custom/") }.map(\.wallMs)
             #expect(flips.count >= 5, "\(flips)")
-            for flip in flips {
-                let nearest = updates.map { abs($0 - flip) }.min() ?? .max
-                #expect(nearest <= 50, "a flip at \(flip) without a clock update within 50 ms: \(updates)")
-            }
+            let gaps = flips.map { flip in updates.map { abs($0 - flip) }.min() ?? .max }.sorted()
+            #expect(gaps[gaps.count / 2] <= 20, "flips \(flips), clock updates \(updates), gaps \(gaps)")
+            #expect(gaps.last.map { $0 <= 250 } == true, "a flip without a clock update within 250 ms: flips \(flips), updates \(updates)")
 
             // The node dies (no goodbye): the app is gone by itself after its lifetime.
             await node.kill()

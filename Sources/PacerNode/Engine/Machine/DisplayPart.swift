@@ -25,6 +25,10 @@ struct DisplayPart {
     /// The `meta` key of the saved displays' document.
     static let metaKey = "displays"
 
+    /// How long an update left out while the broker is backlogged waits to be tried again:
+    /// well within the shortest app lifetime's half, so the clock never goes blank meanwhile.
+    static let backlogRetryMs: Millis = 250
+
     init(_ displays: [DisplayConfiguration], topic: String, logger: Logger) {
         configured = displays
         outputs = DisplayOutputs(displays)
@@ -137,8 +141,9 @@ struct DisplayPart {
     /// After an input's write: removes deleted timers from their displays, and brings the
     /// displays of the changed timers and of those whose instant fell up to date at `now`.
     /// While the broker reads slower than the node publishes, the updates time alone asks for
-    /// (a second flip) are left out; a change is always sent. Nothing is queued while
-    /// disconnected: a connect sends everything again (`reconnected`).
+    /// (a second flip, a paused clock's refresh) are left out and tried again `backlogRetryMs`
+    /// later, so a clock's app never lapses blank; a change is always sent. Nothing is queued
+    /// while disconnected: a connect sends everything again (`reconnected`).
     mutating func publish(_ changes: TimerChanges, linkUp: Bool, backlogged: Bool, now: Millis, heart: HeartRatePart, on board: inout Board) {
         guard !isEmpty else { return }
         for id in changes.deleted where outputs.shows(id) {
@@ -146,7 +151,12 @@ struct DisplayPart {
             send(outputs.removed(id), linkUp: linkUp, into: &board.out)
         }
         var ids = changes.timers.filter { outputs.shows($0) }
-        if !backlogged { ids += due.sorted().filter { !ids.contains($0) } }
+        let waiting = due.sorted().filter { !ids.contains($0) }
+        if backlogged {
+            for id in waiting { board.deadlines.set(.display(id), at: now + Self.backlogRetryMs) }
+        } else {
+            ids += waiting
+        }
         due = []
         for id in ids { update(id, events: changes.events.filter { $0.timer == id }, linkUp: linkUp, now: now, heart: heart, on: &board) }
     }

@@ -34,6 +34,27 @@ struct EngineDisplaysTests {
         let (_, deleted) = M.step(&m, M.command(["action": "delete", "timer": "cd"]), at: 4_200)
         #expect(Self.app(deleted).last == .some(nil), "an empty payload removes the app: \(M.published(deleted))")
     }
+
+    @Test("a paused timer's app refresh left out while the broker is backlogged is tried again: the clock does not lapse blank")
+    func backlogKeepsTheRefresh() throws {
+        var m = try M.machine("displays: [{type: awtrix, prefix: awtrix_m, timer: cd}]\n")
+        M.step(&m, .connection(.connected(sessionPresent: false)), at: 0)
+        M.step(&m, M.command(["action": "start", "spec": ["kind": "countdown", "duration": "1m"]], timer: "cd"), at: 1_000)
+        M.step(&m, M.command(["action": "pause"], timer: "cd"), at: 1_500)
+        // Paused: the app (lifetime 10 s) is refreshed every half lifetime, the one deadline.
+        let nextRefresh = m.nextDeadline()
+        let refresh = try #require(nextRefresh)
+        let shed = M.drive(&m, m.step(.deadline, at: Moment(now: refresh, backlogged: true)), at: refresh).1
+        #expect(Self.app(shed).isEmpty, "a refresh time alone asks for is left out while backlogged: \(M.published(shed))")
+        let nextAgain = m.nextDeadline()
+        let again = try #require(nextAgain, "no deadline left: the app would lapse blank")
+        #expect(again > refresh && again < 1_500 + 10_000, "tried again before the app's lifetime runs out: \(again)")
+        var refreshed: [Millis] = []
+        while let next = m.nextDeadline(), next < 30_000 {
+            if !Self.app(M.step(&m, .deadline, at: next).1).isEmpty { refreshed.append(next) }
+        }
+        #expect(refreshed.first.map { $0 < 1_500 + 10_000 } == true && refreshed.count >= 3, "refreshed again: \(refreshed)")
+    }
 }
 
 /// Displays saved by command: checked like the configuration's, written before the reply,
