@@ -160,11 +160,15 @@ test("nodestate keeps each timer's current class; empty clears it; a deleted tim
   assert.equal(n.current.has("main"), false);
 });
 
-test("a grid card: a class's run named by its class, a waiting rest's tally, an idle timer's next class, else the label", () => {
+test("a grid card: a class's run named by its class, a waiting rest's tally, an idle timer's next class, else the label and how late the class started", () => {
   const current = T.parseCurrent(CURRENT);
   const run = { status: "running", phase: "work", label: "Burpees", started_at_ms: current.started_at_ms };
   assert.deepEqual(T.cardLines(run, START - 1000, { current }, "Main"),
-    { name: "HIIT 45 · started 3 min late", label: "Burpees", next: null });
+    { name: "HIIT 45", label: "Burpees · 3 min late", next: null });
+  assert.deepEqual(T.cardLines({ ...run, label: "" }, START - 1000, { current }, "Main"),
+    { name: "HIIT 45", label: "started 3 min late", next: null }, "no segment label: the lateness alone");
+  const onTime = { ...current, late_ms: 0 };
+  assert.deepEqual(T.cardLines(run, START - 1000, { current: onTime }, "Main"), { name: "HIIT 45", label: "Burpees", next: null });
   assert.equal(T.cardLines({ ...run, started_at_ms: 5 }, START, { current }, "Main").name, "Main", "another run: the timer's name");
   const rest = { status: "running", phase: "rest", label: "Rest", until_hr: { below_bpm: 120, who: "class_80pct" },
     ends_at_ms: 1000000 + 90000, remaining: 90 };

@@ -63,10 +63,18 @@ function lateWords(ms) {
  * (no class, another run: `started_at_ms` differs, or the run is over).
  */
 function classLine(c, st) {
-  if (!c || !st || !["running", "paused", "expired"].includes(st.status)) return "";
-  if (isNum(st.started_at_ms) && st.started_at_ms !== c.started_at_ms) return "";
-  const name = c.name || c.schedule || "class";
-  return isNum(c.late_ms) && c.late_ms >= 1000 ? name + " · started " + lateWords(c.late_ms) + " late" : name;
+  const k = classOfRun(c, st);
+  return !k ? "" : k.late ? k.name + " · started " + k.late + " late" : k.name;
+}
+
+/**
+ * The class run `st` is, as its parts: `{name, late}` (`late` in words, "3 min", or "" when it
+ * started on time); null when the run is not that class's (see classLine).
+ */
+function classOfRun(c, st) {
+  if (!c || !st || !["running", "paused", "expired"].includes(st.status)) return null;
+  if (isNum(st.started_at_ms) && st.started_at_ms !== c.started_at_ms) return null;
+  return { name: c.name || c.schedule || "class", late: isNum(c.late_ms) && c.late_ms >= 1000 ? lateWords(c.late_ms) : "" };
 }
 
 /** The words of a class's status in today's list. */
@@ -121,20 +129,24 @@ function recoveryLine(st, now) {
 /**
  * A grid card's name and label for timer state `st` at node instant `now`, from the node's
  * documents of that timer (`facts`: `next`, `current`, `recovery`) and the timer's own `name`:
- * a class's run is named as its class ("HIIT 45 · started 3 min late"); the label says, first
- * of these, why a rest still waits ("12 of 14 recovered · needs 12", or "until recovered (≤
- * 1:30)" until the node's tally comes), an idle timer's next class, the segment's label.
- * `next` is nextLine's result for an idle timer (its `next` is the instant the line changes).
+ * a class's run is named as its class ("HIIT 45"); the label says, first of these, why a rest
+ * still waits ("12 of 14 recovered · needs 12", or "until recovered (≤ 1:30)" until the node's
+ * tally comes), an idle timer's next class, the segment's label, and after it how late a class
+ * started ("Burpees · 3 min late", or "started 3 min late" alone: the card's head has no room
+ * for it beside the phase). `next` is nextLine's result for an idle timer (its `next` is the
+ * instant the line changes).
  */
 function cardLines(st, now, facts, name) {
   const next = st && st.status === "idle" ? nextLine(facts.next, now) : null;
   const tally = tallyLine(st, facts.recovery);
   const waiting = recoveryLine(st, now);
+  const klass = classOfRun(facts.current, st);
   let label = st ? st.label || "" : "";
   if (tally) label = tally;
   else if (waiting) label = waiting.replace(/^(Set rest|Rest) · /, "");
   else if (next && next.text) label = next.text;
-  return { name: classLine(facts.current, st) || name, label, next };
+  else if (klass && klass.late) label = label ? label + " · " + klass.late + " late" : "started " + klass.late + " late";
+  return { name: klass ? klass.name : name, label, next };
 }
 
 export { parseNext, nextLine, parseCurrent, classLine, todaysClasses, skipCommand, listCommand, recoveryLine, cardLines, STATUS_TEXT };

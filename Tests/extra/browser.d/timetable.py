@@ -6,7 +6,8 @@ document a node with `schedules:` publishes (docs/API.md) for an idle timer, wit
 matching the time left on this machine's clock (the node's), and ticking locally a second
 later; the empty retained payload (no class ahead) takes the line away. A run with a retained
 `current_class` of 180 s late reads "HIIT 45 · started 3 min late" in place of the timer's name
-(class-late-*.png), and the name comes back with the empty payload. Then the phone page's
+(class-late-*.png); its grid card is named "HIIT 45" with how late in its foot; and the name
+comes back with the empty payload. Then the phone page's
 Classes sheet against the real node: today's classes (none on this node), a WLED light with
 brightness 0 refused with the node's own message shown (the same as its reply to that command
 sent directly), an AWTRIX clock whose apps clash refused, one saved and listed from the
@@ -85,8 +86,10 @@ def test_next_class(env, pages, base, node, art, check, wait):
         pages.shot("class-late-1920x1080")
         pages.js("window.pacerDashboard.go(null)")
         card_name = lambda: pages.card_text(TIMER, "name")
-        wait(lambda: card_name() == "HIIT 45 · started 3 min late", 5, "the late class on the timer's card in the grid")
-        check(True, "the grid: the running card is named %r" % card_name())
+        card_label = lambda: pages.card_text(TIMER, "label")
+        wait(lambda: card_name() == "HIIT 45" and card_label().endswith("3 min late"), 5,
+             "the late class on the timer's card in the grid, how late in its foot")
+        check(True, "the grid: the running card is named %r, its foot reads %r" % (card_name(), card_label()))
         pages.shot("class-late-grid-1920x1080")
         pages.js("window.pacerDashboard.go(arguments[0])", TIMER)
         pub_retained(env, class_topic, "")
