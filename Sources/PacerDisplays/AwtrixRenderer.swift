@@ -14,6 +14,8 @@ public enum AwtrixRenderer {
     /// is more than one and it fits, the segment's progress as the bottom bar in the phase
     /// colour; nil when the app should be removed (idle, finished, cancelled: nothing to watch).
     ///
+    /// - A rest that waits for recovery (`until_hr`): `HR` in white in place of the round, beside
+    ///   the time to its longest end, until the node says it recovered.
     /// - Paused: the frozen time and bar in the page's paused blue.
     /// - Scheduled: the time until the start in the prepare amber, no bar.
     /// - Expired: `0:00` blinking in the expired red until acknowledged.
@@ -38,10 +40,11 @@ public enum AwtrixRenderer {
         }
         let icon = display.icons[snapshot.phase]
         var fragments: [JSONValue] = [["t": .string(time), "c": .string(colour.hex)]]
-        let round = " \(snapshot.round)/\(snapshot.rounds)"
+        let waitsForRecovery = snapshot.status == .running && snapshot.untilHR != nil && snapshot.recoveredAtMs == nil
         let room = icon == nil ? matrixWidth : widthBesideIcon
-        if snapshot.rounds > 1, snapshot.status != .scheduled, textWidth(time + round) <= room {
-            fragments.append(["t": .string(round), "c": .string(RGB.white.hex)])
+        let beside = waitsForRecovery ? " HR" : snapshot.rounds > 1 && snapshot.status != .scheduled ? " \(snapshot.round)/\(snapshot.rounds)" : ""
+        if !beside.isEmpty, textWidth(time + beside) <= room {
+            fragments.append(["t": .string(beside), "c": .string(RGB.white.hex)])
         }
         var app: [String: JSONValue] = [
             "text": .array(fragments),

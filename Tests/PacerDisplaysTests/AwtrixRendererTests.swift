@@ -29,6 +29,27 @@ struct AwtrixRendererTests {
         #expect(rest["progressC"] == DisplayPalette.rest.json)
     }
 
+    @Test("a rest that waits for recovery: HR in white in place of the round, beside the time to its longest end; not while paused; the next round once recovered")
+    func restUntilRecovered() throws {
+        let rest: JSONValue = ["until_hr": ["below_bpm": 120, "who": "class_all", "min": "10s", "max": "1m30s"]]
+        var timer = try TimerFixture(["kind": "interval", "work": "20s", "rest": rest, "rounds": 8])
+        timer.start(at: t0)
+        timer.advance(to: t0 + 30_000)
+        let waiting = try #require(AwtrixRenderer.app(timer.snapshot(t0 + 30_000), now: t0 + 30_000, display: display))
+        #expect(fragments(waiting) == ["1:20@C4161C", " HR@FFFFFF"], "the rest's longest end, 1:30 after its start, and why it waits")
+        // Beside an 8×8 icon the words still fit (23 px).
+        var withIcon = display
+        withIcon.icons = [.rest: "heart"]
+        #expect(fragments(AwtrixRenderer.app(timer.snapshot(t0 + 30_000), now: t0 + 30_000, display: withIcon)) == ["1:20@C4161C", " HR@FFFFFF"])
+        var paused = timer
+        paused.run(.pause, at: t0 + 31_000)
+        #expect(fragments(AwtrixRenderer.app(paused.snapshot(t0 + 32_000), now: t0 + 32_000, display: display)) == ["1:19@1F4FD1", " 1/8@FFFFFF"],
+                "paused, it waits for nothing: the frozen time and the round")
+        _ = try timer.machine.recovered(at: t0 + 35_000, now: t0 + 35_000).get()
+        let after = try #require(AwtrixRenderer.app(timer.snapshot(t0 + 35_000), now: t0 + 35_000, display: display))
+        #expect(fragments(after) == ["0:20@0B8A3E", " 2/8@FFFFFF"], "recovered: the rest ends, the next round's work with its round")
+    }
+
     @Test("every status: what the wall shows", arguments: TimerStatus.allCases)
     func everyStatus(status: TimerStatus) throws {
         var timer = try TimerFixture(["kind": "countdown", "duration": "30s"], ack: status == .expired)
