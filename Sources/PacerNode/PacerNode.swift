@@ -260,6 +260,8 @@ struct MQTTConnectionService: Service {
             try await client.subscribe(to: topics.command, qos: .atLeastOnce)
             try await client.subscribe(to: topics.timerCommandFilter, qos: .atLeastOnce)
             try await client.subscribe(to: topics.time, qos: .atLeastOnce)
+            // The retained next classes, to clear one whose schedule is gone (EngineMachine).
+            try await client.subscribe(to: topics.timerNextFilter, qos: .atMostOnce)
             for source in configuration.heartRate.sources {
                 try await client.subscribe(to: source.topic, qos: .atMostOnce)
             }

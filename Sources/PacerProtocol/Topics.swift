@@ -64,6 +64,15 @@ public struct Topics: Sendable, Equatable {
         timerID(of: topic, leaf: .state)
     }
 
+    /// Every timer's `next` topic: the node reads the retained ones back to clear a class that
+    /// no schedule plans any more.
+    public var timerNextFilter: String { timer("+").next }
+
+    /// The timer id of a timer's next-class topic (`<base>/timers/<id>/next`), or nil.
+    public func timerID(ofNextTopic topic: String) -> String? {
+        timerID(of: topic, leaf: .next)
+    }
+
     /// The timer id of a timer event topic (`<base>/timers/<id>/event`), or nil.
     public func timerID(ofEventTopic topic: String) -> String? {
         timerID(of: topic, leaf: .event)

@@ -318,6 +318,23 @@ struct TopicTests {
         }
     }
 
+    @Test("a schedule removed from the configuration file while the node was off: its timer's retained next is cleared at the restart")
+    func removedScheduleNextCleared() async throws {
+        let yaml = "time_zone: UTC\nschedules:\n  - {id: spin, timer: bike, preset: tabata, weekly: [{days: daily, at: [\"06:00\"]}]}\n"
+        try await withNode(.init(config: yaml)) { node in
+            let next = node.topic("bike", "next")
+            _ = try await node.probe.waitFor(next) { $0.json?["schedule"] == "spin" }
+            await node.terminate()
+            try "".write(to: node.configFile, atomically: false, encoding: .utf8)
+            let start = node.probe.count
+            try await node.launch()
+            // A timeout here: the class that never comes stayed on the timer.
+            _ = try await node.probe.waitFor(next, from: start) { $0.message.payload.isEmpty }
+            let after = try await node.retained([node.topic("timers/bike/#")])
+            #expect(after[next] == nil, "still retained: \(after.keys.sorted())")
+        }
+    }
+
     @Test("a deleted timer's retained topics are cleared: a late subscriber gets nothing")
     func deleteClearsRetained() async throws {
         try await withNode { node in

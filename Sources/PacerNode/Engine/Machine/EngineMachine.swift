@@ -199,6 +199,8 @@ struct EngineMachine {
             if discovery.status(message) { output.follow.insert(.republishDiscovery) }
         } else if let id = topics.timerID(ofStateTopic: message.topic) {
             if link.retainedState(message, timer: id) { output.follow.insert(.settleOutbox) }
+        } else if let id = topics.timerID(ofNextTopic: message.topic) {
+            if link.linkUp { schedules.nextSeen(id, message, into: &board.out) }
         } else {
             for id in heart.message(message, now: now, linkUp: link.linkUp, on: &board) { output.changes.timerChanged(id, events: []) }
             checkRecovery(now: now, into: &output)  // a reading may end a rest that waits for recovery

@@ -162,6 +162,25 @@ struct EngineScheduleTests {
         #expect(gone.json == nil)
     }
 
+    @Test("a retained next on a timer no schedule starts (its schedule removed from the file while the node was off) is cleared at the connect; a target's, an empty one and one while disconnected are left alone")
+    func ghostNextCleared() throws {
+        let yaml = "time_zone: UTC\nschedules:\n  - {id: spin, timer: bike, preset: tabata, weekly: [{days: daily, at: [\"06:00\"]}]}\n"
+        var m = try M.machine(yaml, hasStore: true)
+        M.restore(&m, at: Self.t0)
+        func seen(_ timer: String, _ payload: String, retain: Bool = true, at now: Millis) -> [(topic: String, json: JSONValue?)] {
+            let message = InboundMessage(topic: "\(M.base)/timers/\(timer)/next", payload: Array(payload.utf8), retain: retain)
+            return M.published(M.step(&m, .message(message), at: now).1).filter { $0.topic.hasSuffix("/next") }
+        }
+        let ghost = #"{"timer":"row","schedule":"hiit","name":"HIIT 45","starts_at_ms":1}"#
+        #expect(seen("row", ghost, at: Self.t0).isEmpty, "disconnected: nothing is published")
+        M.step(&m, .connection(.connected(sessionPresent: false)), at: Self.t0 + 1, result: { _ in .success(StoreCommit()) })
+        let cleared = seen("row", ghost, at: Self.t0 + 2)
+        #expect(cleared.count == 1 && cleared.first?.topic == "\(M.base)/timers/row/next" && cleared.first?.json == nil,
+                "the ghost is cleared with an empty retained payload: \(cleared)")
+        #expect(seen("bike", #"{"timer":"bike","schedule":"spin"}"#, at: Self.t0 + 3).isEmpty, "a target's next is the node's own")
+        #expect(seen("row", "", at: Self.t0 + 4).isEmpty, "an empty one (the node's own clearing coming back) changes nothing")
+    }
+
     // MARK: - The class a run is (`current_class`)
 
     /// `main` is a declared timer with a name of its own: a class's name comes from its schedule.
