@@ -326,12 +326,10 @@ struct SchedulePart {
         currentChanged = []
     }
 
-    /// Every target timer's next class on its retained `next` topic (empty: none ahead), and
-    /// an empty `next` on each timer the last publish showed one on that is no longer a target.
     /// A `next` on the broker (retained at a connect, or this node's own coming back): one that
     /// shows a class on a timer no schedule starts any more (its schedule removed from the
-    /// configuration file while the node was off, or by a node of another version) is cleared,
-    /// where it would show a class that never comes.
+    /// configuration file while the node was off) is cleared, where it would show a class that
+    /// never comes.
     func nextSeen(_ timer: String, _ message: InboundMessage, into out: inout EffectSink) {
         guard !message.payload.isEmpty, !targets.contains(timer) else { return }
         // Retained ones come once per subscription: those are worth a line in the log.
@@ -340,6 +338,8 @@ struct SchedulePart {
         out.publish(to: topics.timer(timer).next, [], retain: true)
     }
 
+    /// Every target timer's next class on its retained `next` topic (empty: none ahead), and
+    /// an empty `next` on each timer the last publish showed one on that is no longer a target.
     mutating func publishNext(now: Millis, into out: inout EffectSink) {
         let targets = targets
         for timer in targets.union(nextShownOn).sorted() {
