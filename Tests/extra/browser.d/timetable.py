@@ -1,10 +1,10 @@
 """The node's timetable on the page (examples/dashboard/timetable.js, classes.js), run by suite.py.
 
-An idle timer's next class: the test publishes, retained on the real broker, the `next`
-document a node with `schedules:` publishes (docs/API.md) for an idle timer, with a class
-12 min 30 s ahead, and reads the line on screen: "Next: HIIT 45 at 18:00 · in 12:29" (or 12:30),
-matching the time left on this machine's clock (the node's), and ticking locally a second
-later; the empty retained payload (no class ahead) takes the line away. A run with a retained
+An idle timer's next class: the test saves on the real node a schedule with one class at the
+first whole minute 12 min 30 s ahead or later, and reads the node's `next` document (docs/API.md)
+as a line on screen: "Next: HIIT 45 at 18:13 · in 12:59", matching the time left on this
+machine's clock (the node's), and ticking locally a second later; deleting the schedule (the
+node publishes an empty `next`) takes the line away. A run with a retained
 `current_class` of 180 s late reads "HIIT 45 · started 3 min late" in place of the timer's name
 (class-late-*.png); its grid card is named "HIIT 45" with how late in its foot; and the name
 comes back with the empty payload. Then the phone page's
@@ -38,36 +38,41 @@ def test_next_class(env, pages, base, node, art, check, wait):
     created = env.request({"action": "create", "timer": TIMER, "name": "Next class", "id": "tt-create",
                            "spec": {"kind": "countdown", "duration": "10m"}})
     check(created and created.get("ok") is not False, "an idle timer %r to show a next class on (%s)" % (TIMER, created))
-    starts = int(time.time() * 1000) + (12 * 60 + 30) * 1000
-    doc = {"timer": TIMER, "schedule": "hiit", "name": "HIIT 45", "starts_at": "2026-11-30T18:00:00Z",
-           "starts_at_ms": starts, "local_date": "2026-11-30", "local_time": "18:00", "time_zone": "Europe/London",
-           "grace_ms": 300000, "preset": "tabata"}
-    topic = "%s/timers/%s/next" % (base, TIMER)
-    pub_retained(env, topic, json.dumps(doc))
+    # The node's zone is this machine's: a class at a whole local minute, 12.5 to 13.5 min ahead.
+    starts = (int(time.time()) + 12 * 60 + 30 + 59) // 60 * 60 * 1000
+    local = time.localtime(starts / 1000)
+    at = time.strftime("%H:%M", local)
+    saved = env.request({"action": "save_schedule", "id": "tt-next", "schedule": {
+        "id": "hiit", "name": "HIIT 45", "timer": TIMER, "preset": "tabata",
+        "dates": [{"date": time.strftime("%Y-%m-%d", local), "at": at}]}})
+    check(saved and saved.get("ok") is not False, "a schedule with one class at %s (%s)" % (at, saved))
+    scheduled = True
     try:
         pages.open("?node=%s&timer=%s" % (node, TIMER))
         line = lambda: pages.text("next")
-        wait(lambda: pages.phase() == "idle" and " · in " in line(), 15, "the next class on the idle clock")
+        wait(lambda: pages.phase() == "idle" and line().startswith("Next: HIIT 45 at %s · in " % at), 15, "the next class on the idle clock")
         shown, now = pages.js("return [document.getElementById('next').textContent, window.__realNow()]")
-        want = "Next: HIIT 45 at 18:00 · in " + clock_text(starts - now)
+        want = "Next: HIIT 45 at %s · in %s" % (at, clock_text(starts - now))
         check(shown == want, "idle clock: %r = the class's time left on the node's clock (%r)" % (shown, want))
         time.sleep(1.2)
         later = line()
-        check(later != shown and later.startswith("Next: HIIT 45 at 18:00 · in 12:"), "the countdown ticks on the page: %r, then %r" % (shown, later))
+        check(later != shown and later.startswith("Next: HIIT 45 at %s · in 1" % at), "the countdown ticks on the page: %r, then %r" % (shown, later))
         check(pages.text("phase") == "Ready", "the phase line stays 'Ready' (%r)" % pages.text("phase"))
         pages.shot("next-class-1920x1080")
         pages.shot("next-class-phone", (390, 844))
         pages.size(1920, 1080)
         pages.js("window.pacerDashboard.go(null)")
         card = lambda: pages.card_text(TIMER, "label")
-        wait(lambda: card().startswith("Next: HIIT 45 at 18:00 · in 12:"), 5, "the next class on the idle timer's card")
+        wait(lambda: card().startswith("Next: HIIT 45 at %s · in 1" % at), 5, "the next class on the idle timer's card")
         check(True, "the grid: the idle card reads %r" % card())
         pages.js("window.pacerDashboard.go(arguments[0])", TIMER)
-        pub_retained(env, topic, "")
+        deleted = env.request({"action": "delete_schedule", "schedule": "hiit", "id": "tt-next-gone"})
+        scheduled = not (deleted and deleted.get("ok") is not False)
         wait(lambda: line() == "", 5, "the line gone once no class is ahead")
-        check(True, "an empty retained next takes the line away")
+        check(True, "the schedule deleted: the node's empty next takes the line away")
     finally:
-        pub_retained(env, topic, "")
+        if scheduled:
+            env.request({"action": "delete_schedule", "schedule": "hiit", "id": "tt-next-cleanup"})
 
     # The class a run is: a run a schedule started 3 minutes late (the `current_class` document a
     # node publishes, published here retained beside a hand-started run's state, with its
@@ -77,8 +82,9 @@ def test_next_class(env, pages, base, node, art, check, wait):
     run = started.get("state") or {}
     check(run.get("started_at_ms") is not None, "a run to show a class on (%s)" % started)
     class_topic = "%s/timers/%s/current_class" % (base, TIMER)
-    current = {k: v for k, v in doc.items() if k != "grace_ms"}
-    current.update(late_ms=180000, started_at_ms=run.get("started_at_ms"))
+    current = {"timer": TIMER, "schedule": "hiit", "name": "HIIT 45", "starts_at": "2026-11-30T18:00:00Z",
+               "starts_at_ms": 1796061600000, "local_date": "2026-11-30", "local_time": "18:00",
+               "time_zone": "Europe/London", "preset": "tabata", "late_ms": 180000, "started_at_ms": run.get("started_at_ms")}
     pub_retained(env, class_topic, json.dumps(current))
     try:
         wait(lambda: pages.text("name") == "HIIT 45 · started 3 min late", 10, "the late class in place of the timer's name")
