@@ -70,6 +70,9 @@ def scenario_hostile(suite):
             run.rss.append((len(run.results), node.pid, round_rss[-1]))
         run.check_log(log_start)
         run.check_untouched("after the cases", baseline)
+        ghosts = run.retained_nexts(sorted({c.timer for c in cases if c.kind == "next"}))
+        if ghosts:
+            run.problem("next", "not cleared", f"a retained next on a timer no schedule starts was left: {ghosts[:5]}")
         state_phase(run, [c for c in cases if c.kind == "state"], baseline)
         final_restart(run, baseline)
         seconds = round(time.monotonic() - t_start, 1)

@@ -6,7 +6,7 @@ input"): what a careless or hostile client could send on every topic a Pacer nod
 
 - `field`: the field the case is about (its error message must name it), or None;
 - `timer`: the timer id in the topic (`timer_cmd`: `<base>/timers/<timer>/cmd`; `state`:
-  `<base>/timers/<timer>/state`), else None;
+  `<base>/timers/<timer>/state`; `next`: `<base>/timers/<timer>/next`), else None;
 - `rid`: the request id the reply must echo (`"h<N>"`, added to every JSON command that is
   still an object), or None when the node cannot know it (not JSON, not an object, an id of
   the wrong type);
@@ -15,14 +15,15 @@ input"): what a careless or hostile client could send on every topic a Pacer nod
 topic_kind: `cmd` (`<base>/cmd`), `timer_cmd`, `time` (`<base>/time`), `hr` (plain source
 `hr/a`), `hr_json` (JSON source `hr/b`, field `data.bpm`), `ha_status`
 (`homeassistant/status`), `state` (a retained `<base>/timers/<id>/state`, read back by the
-node's outbox check on a connect).
+node's outbox check on a connect), `next` (a retained `<base>/timers/<id>/next`, read at every
+connect: one on a timer no schedule starts is cleared).
 
 expectation:
 - `ok`: one reply, `ok: true` (on `time`: with `now_ms`);
 - `error`: one reply, `ok: false` with `error.code` and `error.message` (naming `field` when
   set); `error:<code>` also fixes the code;
 - `any`: one reply, either way (a value whose meaning is debatable);
-- `none`: no reply (hr, ha_status, state): the node stays up and nothing changes;
+- `none`: no reply (hr, ha_status, state, next): the node stays up and nothing changes;
 - `hr:<bpm>`: no reply, and the bound timer's state shows that bpm (a valid reading);
 - `ha_online`: no reply, and the node publishes its discovery configs again.
 
@@ -872,6 +873,18 @@ def _lines(now_ms):
                                 ("invalid id KEEP: {}", "KEEP", b"{}"), ("id ..: 100,000-deep", "..", b"[" * 100_000 + b"]" * 100_000),
                                 ("65-char id: empty", "a" * 65, b"")]:
         add(f"state {label}", "state", payload, "none", timer=tid, rid=None, retain=True)
+
+    # ------------------------------------------------------------------------------------
+    # Retained next classes on timers no schedule starts: the node reads them at every connect
+    # and clears them (an empty retained payload), whatever they hold.
+    nexts = [("empty", b""), ("{}", b"{}"), ("a class", b'{"timer":"nx","schedule":"gone","name":"Ghost","starts_at_ms":1}'),
+             ("starts_at_ms 1e309", b'{"starts_at_ms":1e309}'), ("100,000-deep array", b"[" * 100_000 + b"]" * 100_000),
+             ("invalid UTF-8", b'{"name":"\xff"}'), ("1 MiB", b"n" * (1 << 20)), ("binary", bytes(range(256)) * 4)]
+    for i, (label, payload) in enumerate(nexts):
+        add(f"next nx{i}: {label}", "next", payload, "none", timer=f"nx{i}", rid=None, retain=True)
+    for label, tid, payload in [("timer hx (no schedule): a class", "hx", b'{"name":"Ghost"}'), ("id ..: {}", "..", b"{}"),
+                                ("65-char id: a word", "a" * 65, b"next"), ("invalid id KEEP: {}", "KEEP", b"{}")]:
+        add(f"next {label}", "next", payload, "none", timer=tid, rid=None, retain=True)
     return out
 
 

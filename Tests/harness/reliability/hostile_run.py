@@ -66,8 +66,8 @@ class HostileRun:
 
     def topic(self, case):
         n = self.node
-        if case.kind in ("timer_cmd", "state"):
-            return n.topic("timers", case.timer, "cmd" if case.kind == "timer_cmd" else "state")
+        if case.kind in ("timer_cmd", "state", "next"):
+            return n.topic("timers", case.timer, {"timer_cmd": "cmd"}.get(case.kind, case.kind))
         return {"cmd": n.topic("cmd"), "time": n.topic("time"), "hr": "hr/a", "hr_json": "hr/b",
                 "ha_status": "homeassistant/status"}[case.kind]
 
@@ -123,6 +123,18 @@ class HostileRun:
                 return None
             j = parse_json(c.since(0)[-1][2])
             return (j.get("status"), j.get("revision"), j.get("ends_at_ms")) if isinstance(j, dict) else None
+        finally:
+            c.close()
+
+    def retained_nexts(self, timers):
+        """The timers among `timers` whose `next` a display connecting now still reads non-empty
+        (the node clears a `next` on a timer no schedule starts)."""
+        c = connect_retrying(self.broker.port, f"rel-hostile-next-{random.randrange(1 << 30)}")
+        try:
+            c.subscribe(self.node.topic("timers", "+", "next"), qos=0)
+            time.sleep(1)  # retained messages come at once; a second is plenty on loopback
+            shown = {m[1] for m in c.since(0) if m[2]}
+            return sorted(t for t in timers if self.node.topic("timers", t, "next") in shown)
         finally:
             c.close()
 
