@@ -200,7 +200,7 @@ struct EngineMachine {
         } else if let id = topics.timerID(ofStateTopic: message.topic) {
             if link.retainedState(message, timer: id) { output.follow.insert(.settleOutbox) }
         } else if let id = topics.timerID(ofNextTopic: message.topic) {
-            if link.linkUp { schedules.nextSeen(id, message, into: &board.out) }
+            schedules.nextSeen(id, message, linkUp: link.linkUp, into: &board.out)
         } else {
             for id in heart.message(message, now: now, linkUp: link.linkUp, on: &board) { output.changes.timerChanged(id, events: []) }
             checkRecovery(now: now, into: &output)  // a reading may end a rest that waits for recovery

@@ -329,13 +329,18 @@ struct SchedulePart {
     /// A `next` on the broker (retained at a connect, or this node's own coming back): one that
     /// shows a class on a timer no schedule starts any more (its schedule removed from the
     /// configuration file while the node was off) is cleared, where it would show a class that
-    /// never comes.
-    func nextSeen(_ timer: String, _ message: InboundMessage, into out: inout EffectSink) {
+    /// never comes. The retained ones can come before the engine hears of the connection: those
+    /// are kept with the timers shown on, and the connect's `publishNext` clears them.
+    mutating func nextSeen(_ timer: String, _ message: InboundMessage, linkUp: Bool, into out: inout EffectSink) {
         guard !message.payload.isEmpty, !targets.contains(timer) else { return }
         // Retained ones come once per subscription: those are worth a line in the log.
         logger.log(level: message.retain ? .notice : .debug, "cleared a next class that no schedule plans",
                    metadata: ["timer": "\(printable(timer, limit: 80))"])
-        out.publish(to: topics.timer(timer).next, [], retain: true)
+        if linkUp {
+            out.publish(to: topics.timer(timer).next, [], retain: true)
+        } else {
+            nextShownOn.insert(timer)
+        }
     }
 
     /// Every target timer's next class on its retained `next` topic (empty: none ahead), and

@@ -162,7 +162,7 @@ struct EngineScheduleTests {
         #expect(gone.json == nil)
     }
 
-    @Test("a retained next on a timer no schedule starts (its schedule removed from the file while the node was off) is cleared at the connect; a target's, an empty one and one while disconnected are left alone")
+    @Test("a retained next on a timer no schedule starts (its schedule removed from the file while the node was off) is cleared: one seen before the engine hears of the connection with the connect's publishes, one after at once; a target's and an empty one are left alone")
     func ghostNextCleared() throws {
         let yaml = "time_zone: UTC\nschedules:\n  - {id: spin, timer: bike, preset: tabata, weekly: [{days: daily, at: [\"06:00\"]}]}\n"
         var m = try M.machine(yaml, hasStore: true)
@@ -172,8 +172,10 @@ struct EngineScheduleTests {
             return M.published(M.step(&m, .message(message), at: now).1).filter { $0.topic.hasSuffix("/next") }
         }
         let ghost = #"{"timer":"row","schedule":"hiit","name":"HIIT 45","starts_at_ms":1}"#
-        #expect(seen("row", ghost, at: Self.t0).isEmpty, "disconnected: nothing is published")
-        M.step(&m, .connection(.connected(sessionPresent: false)), at: Self.t0 + 1, result: { _ in .success(StoreCommit()) })
+        #expect(seen("ski", ghost, at: Self.t0).isEmpty, "before the connection: nothing is published yet")
+        let (_, connected) = M.step(&m, .connection(.connected(sessionPresent: false)), at: Self.t0 + 1, result: { _ in .success(StoreCommit()) })
+        let early = M.published(connected).filter { $0.topic == "\(M.base)/timers/ski/next" }
+        #expect(early.count == 1 && early.first?.json == nil, "the one seen before the connection, cleared with the connect's publishes: \(early)")
         let cleared = seen("row", ghost, at: Self.t0 + 2)
         #expect(cleared.count == 1 && cleared.first?.topic == "\(M.base)/timers/row/next" && cleared.first?.json == nil,
                 "the ghost is cleared with an empty retained payload: \(cleared)")
